@@ -1,0 +1,64 @@
+// The filesystem seam: every mutating system call venvtx makes goes through Fs, so tests can
+// inject a crash (VENVTX_FAILPOINT=N: SIGKILL before the Nth step) or an I/O error
+// (VENVTX_FAULT=N:ENOSPC|EIO[:persist]: the Nth step, or every step from it, fails).
+#pragma once
+
+#include "venvtx/core/error.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+// A failed mutating call; errno_value() lets callers handle EXDEV, EEXIST, ENOENT.
+class FsError : public Error {
+public:
+    FsError(const std::string& message, int err) : Error(ExitCode::internal, message), m_errno(err) {}
+    int errno_value() const { return m_errno; }
+
+private:
+    int m_errno;
+};
+
+class Fs {
+public:
+    // The process-wide seam, configured from the environment on first use.
+    static Fs& instance();
+
+    void rename(const stdfs::path& from, const stdfs::path& to);
+    void unlink(const stdfs::path& path);
+    void rmdir(const stdfs::path& path);
+    void mkdir(const stdfs::path& path, mode_t mode);
+    void mkdirs(const stdfs::path& path);
+    void symlink(const std::string& target, const stdfs::path& link);
+    void chmod(const stdfs::path& path, mode_t mode);
+    void set_mtime(const stdfs::path& path, std::int64_t mtime_ns);
+    // Copies `from` to `to` (created exclusively with `mode`) and fsyncs it.
+    void copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode);
+    // temp file in the same directory -> write -> fsync -> rename -> fsync directory.
+    void write_atomic(const stdfs::path& path, const std::string& content);
+    void fsync_dir(const stdfs::path& dir);
+    void fsync_file(const stdfs::path& path);
+    // syncfs(2) on the filesystem holding `path`: one flush for many renames.
+    void sync_filesystem(const stdfs::path& path);
+
+    // Number of mutating steps taken so far (tests use it to size failpoint sweeps).
+    std::uint64_t steps() const { return m_steps; }
+
+private:
+    Fs();
+    // Counts one mutating step; may kill the process or fail it per the failpoint settings.
+    void step(const char* op, const stdfs::path& path);
+
+    std::uint64_t m_steps = 0;
+    std::uint64_t m_kill_at = 0;
+    std::uint64_t m_fault_at = 0;
+    int m_fault_errno = 0;
+    bool m_fault_persist = false;
+};
+
+} // namespace venvtx

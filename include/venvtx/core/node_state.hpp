@@ -1,0 +1,29 @@
+// What one path is on disk: absent, a file, a symlink or a directory, with the attributes
+// venvtx restores exactly (mode, size, mtime, link target) and, for files, a content hash.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+
+namespace venvtx {
+
+enum class NodeType { absent, file, symlink, dir };
+
+struct NodeState {
+    NodeType type = NodeType::absent;
+    mode_t mode = 0;          // permission bits only
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::string link_target;  // symlinks
+    std::string object;       // files: SHA-256 hex of the content, once known
+};
+
+// lstat of `path` (never follows a final symlink); a device, FIFO or socket is a usage Error.
+NodeState observe_node(const std::filesystem::path& path);
+
+const char* node_type_name(NodeType type);
+NodeType node_type_from_name(const std::string& name);
+
+} // namespace venvtx

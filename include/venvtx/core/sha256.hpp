@@ -1,0 +1,21 @@
+// SHA-256 of files and strings (OpenSSL EVP), as lowercase hex or RECORD's urlsafe base64.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace venvtx {
+
+struct FileDigest {
+    std::string hex;      // 64 lowercase hex digits
+    std::uint64_t size = 0;
+};
+
+// Hashes a regular file without following a final symlink. Throws Error on I/O failure.
+FileDigest sha256_file(const std::filesystem::path& path);
+std::string sha256_hex(const std::string& data);
+// RECORD's form: "sha256=" + urlsafe base64 without padding (PEP 376 / wheel spec).
+std::string record_hash_from_hex(const std::string& hex);
+
+} // namespace venvtx

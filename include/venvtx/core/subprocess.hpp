@@ -1,0 +1,36 @@
+// Running a child process in its own process group, with captured output and a timeout that
+// kills the whole group.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+struct SubprocessSpec {
+    std::vector<std::string> argv;
+    // Variables to set (or, with an empty optional, unset) on top of this process's environment.
+    std::map<std::string, std::optional<std::string>> env;
+    std::optional<std::chrono::milliseconds> timeout;
+    // Give the child a pipe on fd 3 and return what it writes there (a side channel for reports).
+    bool report_pipe = false;
+    // Let the child inherit stdout/stderr instead of capturing them.
+    bool inherit_output = false;
+};
+
+struct SubprocessResult {
+    int exit_code = -1;     // exit status, or 128+signal when killed by a signal
+    bool timed_out = false;
+    std::string out;
+    std::string err;
+    std::string report;     // what the child wrote on fd 3
+    double duration_s = 0;
+};
+
+// Throws Error if the program cannot be started at all.
+SubprocessResult run_subprocess(const SubprocessSpec& spec);
+
+} // namespace venvtx

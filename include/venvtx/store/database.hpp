@@ -1,0 +1,71 @@
+// A thin RAII layer over SQLite: one connection, prepared statements, scoped transactions,
+// and the schema migrations (migrations/NNNN_*.sql, compiled into the binary).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace venvtx {
+
+class Statement {
+public:
+    Statement(sqlite3* db, const std::string& sql);
+    ~Statement();
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    Statement& bind(int index, std::int64_t value);
+    Statement& bind(int index, const std::string& value);
+    Statement& bind(int index, const std::optional<std::string>& value);
+    Statement& bind_null(int index);
+    // Returns true while a row is available.
+    bool step();
+    void run();  // step to completion, expecting no rows
+    void reset();
+
+    std::int64_t integer(int column) const;
+    std::string text(int column) const;
+    std::optional<std::string> optional_text(int column) const;
+    bool is_null(int column) const;
+
+private:
+    sqlite3* m_db;
+    sqlite3_stmt* m_stmt = nullptr;
+};
+
+class Database {
+public:
+    // Opens (creating if needed) with WAL and synchronous=FULL, then applies migrations.
+    explicit Database(const std::filesystem::path& path);
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    void exec(const std::string& sql);
+    Statement prepare(const std::string& sql) { return Statement(m_db, sql); }
+    std::int64_t last_insert_id() const;
+    int schema_version();
+
+private:
+    void migrate();
+    sqlite3* m_db = nullptr;
+};
+
+// BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed uncommitted.
+class SqlTransaction {
+public:
+    explicit SqlTransaction(Database& db);
+    ~SqlTransaction();
+    void commit();
+
+private:
+    Database& m_db;
+    bool m_done = false;
+};
+
+} // namespace venvtx

@@ -1,0 +1,92 @@
+// The transaction history in the index: transactions, their package changes and path entries.
+#pragma once
+
+#include "venvtx/core/node_state.hpp"
+#include "venvtx/store/database.hpp"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+struct PackageChange {
+    std::string name;
+    std::optional<std::string> before;
+    std::optional<std::string> after;
+};
+
+// One path a transaction touched: what it was before and after.
+struct Entry {
+    std::int64_t id = 0;
+    std::string path;  // venv-relative
+    NodeState before;
+    NodeState after;
+    std::string progress = "planned";
+};
+
+struct FileSummary {
+    std::int64_t added = 0;
+    std::int64_t removed = 0;
+    std::int64_t modified = 0;
+    std::int64_t bytes = 0;
+};
+
+struct TransactionRecord {
+    std::int64_t id = 0;
+    std::string kind;
+    std::string state;
+    std::string started_at;
+    std::optional<std::string> finished_at;
+    nlohmann::json argv = nlohmann::json::array();
+    std::vector<PackageChange> packages;
+    FileSummary files;
+    std::optional<nlohmann::json> baseline;
+    std::optional<nlohmann::json> probe;
+    std::optional<std::int64_t> undoes;
+    std::optional<std::int64_t> undone_by;
+    std::optional<std::string> message;
+};
+
+class History {
+public:
+    explicit History(Database& db) : m_db(db) {}
+
+    // Journals a new transaction in state 'started' with all its entries, durably, in one
+    // SQL transaction. Entry ids are filled in.
+    std::int64_t begin(const std::string& kind, const nlohmann::json& argv,
+                       const std::vector<PackageChange>& packages, std::vector<Entry>& entries,
+                       std::optional<std::int64_t> undoes = std::nullopt);
+    // An aborted transaction that changed nothing (e.g. the baseline probe failed).
+    std::int64_t record_aborted(const std::string& kind, const nlohmann::json& argv,
+                                const std::vector<PackageChange>& packages,
+                                const nlohmann::json& baseline, const std::string& message);
+
+    void set_state(std::int64_t id, const std::string& state,
+                   const std::optional<std::string>& message = std::nullopt);
+    void set_probe(std::int64_t id, const char* column, const nlohmann::json& report);
+    void set_undone_by(std::int64_t id, std::int64_t undone_by);
+    // Stores the objects of `entries` (before/after) and their progress, in one SQL transaction.
+    void save_entries(std::int64_t tx, const std::vector<Entry>& entries,
+                      const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
+    void forget_objects(const std::vector<std::string>& hexes);
+    // How many entries of other transactions name this object (before or after).
+    std::int64_t object_references(const std::string& hex, std::int64_t except_tx);
+    std::int64_t object_count();
+
+    std::vector<TransactionRecord> list(std::optional<std::int64_t> limit);
+    std::optional<TransactionRecord> find(std::int64_t id);
+    std::vector<Entry> entries(std::int64_t tx);
+    // The newest committed, not-undone transaction that is not itself a rollback.
+    std::optional<TransactionRecord> newest_undoable();
+    std::vector<TransactionRecord> unfinished();
+
+private:
+    TransactionRecord read_transaction(Statement& row);
+
+    Database& m_db;
+};
+
+} // namespace venvtx

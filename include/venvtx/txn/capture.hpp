@@ -1,0 +1,27 @@
+// Zero-copy capture: every path a transaction will replace or remove is renamed into the
+// store's staging area (the bytes never move), then hashed in parallel and adopted as objects.
+#pragma once
+
+#include "venvtx/store/history.hpp"
+#include "venvtx/store/object_store.hpp"
+#include "venvtx/venv/layout.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace venvtx {
+
+struct CaptureResult {
+    std::vector<std::pair<std::string, std::uint64_t>> new_objects;  // hex, size
+};
+
+// For each entry whose before-state is a file or symlink that the transaction changes: rename
+// it into staging; then remove directories that must go (deepest first); then hash and adopt
+// the staged files. Fills Entry::before.object. Throws on failure, leaving every moved file
+// in staging or the store, where restore() finds it.
+CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, std::int64_t tx,
+                                std::vector<Entry>& entries);
+
+} // namespace venvtx

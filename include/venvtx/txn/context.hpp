@@ -1,0 +1,41 @@
+// What every command works on: the venv, its store, the output channels, and the options
+// every mutating command shares.
+#pragma once
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/output.hpp"
+#include "venvtx/probe/probe.hpp"
+#include "venvtx/store/history.hpp"
+#include "venvtx/venv/layout.hpp"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace venvtx {
+
+struct Context {
+    VenvLayout layout;
+    std::filesystem::path store_root;
+    const Output& out;
+    nlohmann::json argv = nlohmann::json::array();
+};
+
+struct MutationOptions {
+    ProbeSettings probe;
+    bool no_baseline = false;
+    bool dry_run = false;
+    std::optional<double> wait_s = 0.0;  // nullopt: wait forever for the locks
+};
+
+// What a command did: its exit code and, when one was recorded, the transaction.
+struct Outcome {
+    ExitCode code = ExitCode::ok;
+    std::optional<TransactionRecord> tx;
+};
+
+// --store, else <venv>/.venvtx; made absolute.
+std::filesystem::path resolve_store_root(const VenvLayout& layout,
+                                         const std::optional<std::filesystem::path>& explicit_root);
+
+} // namespace venvtx

@@ -1,0 +1,38 @@
+// Bringing paths to a recorded state: directories first (shallowest first), then files and
+// symlinks (each written to a temporary name in its own directory and renamed into place),
+// then directories that must go (deepest first). Used to apply a change and to restore.
+#pragma once
+
+#include "venvtx/store/history.hpp"
+#include "venvtx/store/object_store.hpp"
+#include "venvtx/venv/layout.hpp"
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+enum class Side { before, after };
+
+struct MaterializeSources {
+    // Staging area of the transaction being undone: holds before-images not yet adopted.
+    std::int64_t staging_tx = 0;
+    // Objects this transaction created and alone refers to: renamed back (zero-copy) on their
+    // last use instead of copied.
+    std::set<std::string> movable;
+};
+
+// Verifies, before touching the venv, every object the target state needs (except movable
+// ones, hashed moments ago) and throws an Error naming the first bad one.
+void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>& entries, Side side,
+                           const MaterializeSources& sources);
+
+// Makes every entry's path match its `side` state. Idempotent: paths already in that state are
+// left alone, so an interrupted call can simply be repeated. Returns the objects renamed back.
+std::vector<std::string> materialize(const VenvLayout& layout, ObjectStore& objects,
+                                     std::vector<Entry>& entries, Side side,
+                                     const MaterializeSources& sources);
+
+} // namespace venvtx

@@ -1,0 +1,25 @@
+// How plans and transactions read: short human text, or the contract's JSON.
+#pragma once
+
+#include "venvtx/core/output.hpp"
+#include "venvtx/store/history.hpp"
+#include "venvtx/venv/removal_plan.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace venvtx {
+
+void say_removal_plan(const Output& out, const RemovalPlan& plan);
+
+// The contract's transaction object (ARCHITECTURE.md, "JSON").
+nlohmann::json transaction_json(const TransactionRecord& record);
+
+// One line for `log`: id, state, kind, when, packages.
+std::string transaction_line(const TransactionRecord& record);
+// The multi-line account `show` prints.
+std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries);
+
+std::string human_bytes(std::uint64_t bytes);
+
+} // namespace venvtx

@@ -1,0 +1,34 @@
+// The installed distributions of a venv: every *.dist-info directory in its site-packages.
+#pragma once
+
+#include "venvtx/venv/layout.hpp"
+#include "venvtx/venv/record.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+struct Distribution {
+    std::string name;        // as METADATA spells it
+    std::string normalized;  // PEP 503
+    std::string version;
+    std::filesystem::path dist_info;      // absolute
+    std::filesystem::path site_packages;  // what RECORD paths are relative to
+    std::vector<std::string> requires_dist;
+    std::vector<std::string> scripts;     // console and gui script names
+    std::string installer;                // INSTALLER, e.g. "pip" or "uv"
+    std::vector<RecordEntry> record;
+    std::optional<std::string> record_error;  // missing or malformed RECORD
+};
+
+// Reads every dist-info of the venv, sorted by normalized name. Never throws for a broken
+// RECORD: the error is kept on the distribution and raised when that distribution is used.
+std::vector<Distribution> scan_inventory(const VenvLayout& layout);
+
+// Throws the usage Error stored in `dist.record_error`, if any.
+void require_record(const Distribution& dist);
+
+} // namespace venvtx

@@ -1,0 +1,25 @@
+// Where a venv keeps things: its root, interpreter, site-packages and scripts directory.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+struct VenvLayout {
+    std::filesystem::path root;                        // canonical
+    std::filesystem::path python;                      // <root>/bin/python
+    std::filesystem::path scripts;                     // <root>/bin
+    std::vector<std::filesystem::path> site_packages;  // canonical, without duplicates
+    std::string python_version;                        // from pyvenv.cfg, may be empty
+};
+
+// --venv, else $VIRTUAL_ENV, else ./.venv. Throws a usage Error when none is a venv.
+VenvLayout find_venv(const std::optional<std::filesystem::path>& explicit_dir);
+
+// Reads the layout of the venv at `dir` (which must hold pyvenv.cfg).
+VenvLayout read_layout(const std::filesystem::path& dir);
+
+} // namespace venvtx

@@ -1,0 +1,41 @@
+// venvtx log [-n N]
+#include "command.hpp"
+
+#include "venvtx/store/store.hpp"
+#include "venvtx/txn/report.hpp"
+
+#include <memory>
+
+namespace venvtx::cli {
+
+Command register_log(CLI::App& parent) {
+    auto limit = std::make_shared<std::optional<std::int64_t>>();
+    CLI::App* app = parent.add_subcommand("log", "transactions, newest first");
+    app->add_option("-n", *limit, "show at most N transactions")->check(CLI::PositiveNumber);
+    return {app, [limit](const GlobalOptions& global) {
+                Output out = make_output(global);
+                Context context = make_context(global, out);
+                std::vector<TransactionRecord> records;
+                if (Store::exists(context.store_root)) {
+                    Store store(context.store_root, false);
+                    records = store.history().list(*limit);
+                }
+                if (out.json()) {
+                    nlohmann::json list = nlohmann::json::array();
+                    for (const auto& record : records) {
+                        list.push_back(transaction_json(record));
+                    }
+                    out.document(list.dump(2));
+                    return 0;
+                }
+                if (records.empty()) {
+                    out.say("no transactions yet");
+                }
+                for (const auto& record : records) {
+                    out.verdict(transaction_line(record));
+                }
+                return 0;
+            }};
+}
+
+} // namespace venvtx::cli

@@ -1,0 +1,56 @@
+// What every subcommand file shares: the global options and the hook to register itself.
+#pragma once
+
+#include "venvtx/core/output.hpp"
+#include "venvtx/txn/context.hpp"
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace venvtx::cli {
+
+struct GlobalOptions {
+    std::optional<std::string> venv;
+    std::optional<std::string> store;
+    bool json = false;
+    bool quiet = false;
+    bool verbose = false;
+    bool no_progress = false;
+    std::vector<std::string> argv;  // as typed, for the history
+};
+
+// A registered subcommand: run() is called when it was the one parsed; returns the exit code.
+struct Command {
+    CLI::App* app = nullptr;
+    std::function<int(const GlobalOptions&)> run;
+};
+
+Command register_remove(CLI::App& parent);
+Command register_rollback(CLI::App& parent);
+Command register_log(CLI::App& parent);
+Command register_show(CLI::App& parent);
+Command register_probe(CLI::App& parent);
+
+// Options every mutating command takes (--probe, --probe-timeout, --gpus, ...).
+struct MutationFlags {
+    std::vector<std::string> probe;
+    double probe_timeout = 300;
+    std::string gpus = "auto";
+    bool no_baseline = false;
+    bool dry_run = false;
+    std::optional<double> wait;
+
+    void add_to(CLI::App& app);
+    MutationOptions resolve() const;
+};
+
+Output make_output(const GlobalOptions& global);
+// Finds the venv and store named by the global options.
+Context make_context(const GlobalOptions& global, const Output& out);
+// Prints an outcome (human verdict already said; the JSON document here) and returns its code.
+int finish(const Output& out, const Outcome& outcome);
+
+} // namespace venvtx::cli

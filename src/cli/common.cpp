@@ -1,0 +1,60 @@
+// Shared CLI plumbing: mutation flags, output, context, and printing outcomes.
+#include "command.hpp"
+
+#include "venvtx/txn/report.hpp"
+
+namespace venvtx::cli {
+
+void MutationFlags::add_to(CLI::App& app) {
+    app.add_option("--probe", probe, "Python code run by the venv's interpreter after the change (repeatable)");
+    app.add_option("--probe-timeout", probe_timeout, "seconds before a probe is killed (default 300)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--gpus", gpus, "GPUs the probe must see: auto (as many as the baseline), none, or N");
+    app.add_flag("--no-baseline", no_baseline, "skip the probe before the change");
+    app.add_flag("--dry-run", dry_run, "show the plan, change nothing");
+    app.add_option("--wait", wait, "seconds to wait for another venvtx or uv holding the venv (default: exit 5 at once)");
+}
+
+MutationOptions MutationFlags::resolve() const {
+    MutationOptions options;
+    options.probe.code = probe;
+    options.probe.timeout_s = probe_timeout;
+    options.probe.gpus = parse_gpu_expectation(gpus);
+    options.no_baseline = no_baseline;
+    options.dry_run = dry_run;
+    options.wait_s = wait.value_or(0.0);
+    return options;
+}
+
+Output make_output(const GlobalOptions& global) {
+    return Output(OutputOptions{global.json, global.quiet, global.verbose, !global.no_progress});
+}
+
+Context make_context(const GlobalOptions& global, const Output& out) {
+    std::optional<std::filesystem::path> venv;
+    if (global.venv) {
+        venv = *global.venv;
+    }
+    VenvLayout layout = find_venv(venv);
+    std::optional<std::filesystem::path> store;
+    if (global.store) {
+        store = *global.store;
+    }
+    Context context{layout, resolve_store_root(layout, store), out, nlohmann::json(global.argv)};
+    out.debug("venv " + layout.root.string() + ", store " + context.store_root.string());
+    return context;
+}
+
+int finish(const Output& out, const Outcome& outcome) {
+    if (out.json()) {
+        out.document(outcome.tx ? transaction_json(*outcome.tx).dump(2) : std::string("null"));
+    } else if (outcome.tx && outcome.code == ExitCode::ok) {
+        const auto& tx = *outcome.tx;
+        out.say("committed tx " + std::to_string(tx.id) + " (" + tx.kind + "): " +
+                std::to_string(tx.files.removed) + " files removed, " + std::to_string(tx.files.added) +
+                " added, " + std::to_string(tx.files.modified) + " modified; undo with `venvtx rollback`");
+    }
+    return static_cast<int>(outcome.code);
+}
+
+} // namespace venvtx::cli

@@ -1,0 +1,71 @@
+// observe_node: lstat into a NodeState.
+#include "venvtx/core/node_state.hpp"
+
+#include "venvtx/core/error.hpp"
+
+#include <cerrno>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace venvtx {
+
+NodeState observe_node(const std::filesystem::path& path) {
+    struct stat st {};
+    NodeState state;
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            return state;
+        }
+        throw system_error("stat " + path.string(), errno);
+    }
+    state.mode = st.st_mode & 07777;
+    state.size = static_cast<std::uint64_t>(st.st_size);
+    state.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (S_ISREG(st.st_mode)) {
+        state.type = NodeType::file;
+    } else if (S_ISDIR(st.st_mode)) {
+        state.type = NodeType::dir;
+        state.size = 0;
+    } else if (S_ISLNK(st.st_mode)) {
+        state.type = NodeType::symlink;
+        std::vector<char> buffer(static_cast<size_t>(st.st_size) + 1);
+        ssize_t n = ::readlink(path.c_str(), buffer.data(), buffer.size());
+        if (n < 0) {
+            throw system_error("readlink " + path.string(), errno);
+        }
+        state.link_target.assign(buffer.data(), static_cast<size_t>(n));
+    } else {
+        throw Error(ExitCode::usage, path.string() + " is neither a file, a symlink nor a directory");
+    }
+    return state;
+}
+
+const char* node_type_name(NodeType type) {
+    switch (type) {
+    case NodeType::absent:
+        return "absent";
+    case NodeType::file:
+        return "file";
+    case NodeType::symlink:
+        return "symlink";
+    case NodeType::dir:
+        return "dir";
+    }
+    return "absent";
+}
+
+NodeType node_type_from_name(const std::string& name) {
+    if (name == "file") {
+        return NodeType::file;
+    }
+    if (name == "symlink") {
+        return NodeType::symlink;
+    }
+    if (name == "dir") {
+        return NodeType::dir;
+    }
+    return NodeType::absent;
+}
+
+} // namespace venvtx

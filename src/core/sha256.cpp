@@ -1,0 +1,106 @@
+// SHA-256 through OpenSSL's EVP interface.
+#include "venvtx/core/sha256.hpp"
+
+#include "venvtx/core/error.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <memory>
+#include <openssl/evp.h>
+#include <unistd.h>
+#include <vector>
+
+namespace venvtx {
+
+namespace {
+
+using DigestContext = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
+
+DigestContext new_context() {
+    DigestContext context(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+    if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
+        throw Error(ExitCode::internal, "cannot initialise SHA-256");
+    }
+    return context;
+}
+
+std::string finish_hex(EVP_MD_CTX* context) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    EVP_DigestFinal_ex(context, digest, &length);
+    static const char* k_hex = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(length * 2);
+    for (unsigned int i = 0; i < length; ++i) {
+        hex.push_back(k_hex[digest[i] >> 4]);
+        hex.push_back(k_hex[digest[i] & 15]);
+    }
+    return hex;
+}
+
+} // namespace
+
+FileDigest sha256_file(const std::filesystem::path& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        throw system_error("open " + path.string(), errno);
+    }
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    auto context = new_context();
+    std::vector<char> buffer(1 << 20);
+    FileDigest digest;
+    for (;;) {
+        ssize_t n = ::read(fd, buffer.data(), buffer.size());
+        if (n < 0) {
+            int err = errno;
+            ::close(fd);
+            throw system_error("read " + path.string(), err);
+        }
+        if (n == 0) {
+            break;
+        }
+        EVP_DigestUpdate(context.get(), buffer.data(), static_cast<size_t>(n));
+        digest.size += static_cast<std::uint64_t>(n);
+    }
+    ::close(fd);
+    digest.hex = finish_hex(context.get());
+    return digest;
+}
+
+std::string sha256_hex(const std::string& data) {
+    auto context = new_context();
+    EVP_DigestUpdate(context.get(), data.data(), data.size());
+    return finish_hex(context.get());
+}
+
+std::string record_hash_from_hex(const std::string& hex) {
+    std::vector<unsigned char> bytes;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+        bytes.push_back(static_cast<unsigned char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    }
+    static const char* k_alphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string out = "sha256=";
+    size_t i = 0;
+    for (; i + 2 < bytes.size(); i += 3) {
+        unsigned v = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
+        out += k_alphabet[(v >> 18) & 63];
+        out += k_alphabet[(v >> 12) & 63];
+        out += k_alphabet[(v >> 6) & 63];
+        out += k_alphabet[v & 63];
+    }
+    size_t rest = bytes.size() - i;
+    if (rest == 1) {
+        unsigned v = bytes[i] << 16;
+        out += k_alphabet[(v >> 18) & 63];
+        out += k_alphabet[(v >> 12) & 63];
+    } else if (rest == 2) {
+        unsigned v = (bytes[i] << 16) | (bytes[i + 1] << 8);
+        out += k_alphabet[(v >> 18) & 63];
+        out += k_alphabet[(v >> 12) & 63];
+        out += k_alphabet[(v >> 6) & 63];
+    }
+    return out;
+}
+
+} // namespace venvtx

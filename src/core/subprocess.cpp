@@ -1,0 +1,162 @@
+// run_subprocess: fork/exec into a new process group, poll its pipes, kill the group on timeout.
+#include "venvtx/core/subprocess.hpp"
+
+#include "venvtx/core/error.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace venvtx {
+
+namespace {
+
+constexpr size_t k_capture_limit = 4 << 20;
+
+struct Pipe {
+    int read = -1;
+    int write = -1;
+};
+
+Pipe make_pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+        throw system_error("pipe", errno);
+    }
+    return {fds[0], fds[1]};
+}
+
+void close_fd(int& fd) {
+    if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+    }
+}
+
+// In the child: dup `fd` to `target` (clearing close-on-exec) or exit.
+void move_fd(int fd, int target) {
+    if (fd == target) {
+        ::fcntl(fd, F_SETFD, 0);
+    } else if (::dup2(fd, target) < 0) {
+        ::_exit(127);
+    }
+}
+
+[[noreturn]] void exec_child(const SubprocessSpec& spec, const Pipe& out, const Pipe& err,
+                             const Pipe& report) {
+    ::setpgid(0, 0);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    move_fd(devnull, 0);
+    if (!spec.inherit_output) {
+        move_fd(out.write, 1);
+        move_fd(err.write, 2);
+    }
+    if (spec.report_pipe) {
+        move_fd(report.write, 3);
+    }
+    for (const auto& [name, value] : spec.env) {
+        if (value) {
+            ::setenv(name.c_str(), value->c_str(), 1);
+        } else {
+            ::unsetenv(name.c_str());
+        }
+    }
+    std::vector<char*> argv;
+    for (const auto& arg : spec.argv) {
+        argv.push_back(const_cast<char*>(arg.c_str()));
+    }
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    ::_exit(127);
+}
+
+} // namespace
+
+SubprocessResult run_subprocess(const SubprocessSpec& spec) {
+    if (spec.argv.empty()) {
+        throw Error(ExitCode::internal, "run_subprocess: empty command");
+    }
+    Pipe out = make_pipe();
+    Pipe err = make_pipe();
+    Pipe report = spec.report_pipe ? make_pipe() : Pipe{};
+    auto started = std::chrono::steady_clock::now();
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        throw system_error("fork", errno);
+    }
+    if (pid == 0) {
+        exec_child(spec, out, err, report);
+    }
+    ::setpgid(pid, pid);
+    close_fd(out.write);
+    close_fd(err.write);
+    close_fd(report.write);
+
+    SubprocessResult result;
+    std::string* sinks[3] = {&result.out, &result.err, &result.report};
+    int fds[3] = {out.read, err.read, report.read};
+    bool killed = false;
+    for (;;) {
+        pollfd polls[3];
+        int count = 0;
+        int index_of[3];
+        for (int i = 0; i < 3; ++i) {
+            if (fds[i] >= 0) {
+                polls[count] = {fds[i], POLLIN, 0};
+                index_of[count++] = i;
+            }
+        }
+        if (count == 0) {
+            break;
+        }
+        int wait_ms = killed ? 2000 : -1;
+        if (spec.timeout && !killed) {
+            auto elapsed = std::chrono::steady_clock::now() - started;
+            auto left = *spec.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(elapsed);
+            wait_ms = left.count() > 0 ? static_cast<int>(left.count()) : 0;
+        }
+        int ready = ::poll(polls, static_cast<nfds_t>(count), wait_ms);
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready == 0 && killed) {
+            break; // a member escaped the group and holds the pipes: stop reading
+        }
+        if (ready == 0) {
+            // Timeout: kill the whole group; the pipes close once every member is gone.
+            ::kill(-pid, SIGKILL);
+            killed = true;
+            result.timed_out = true;
+            continue;
+        }
+        for (int k = 0; k < count; ++k) {
+            if (polls[k].revents == 0) {
+                continue;
+            }
+            int i = index_of[k];
+            char buffer[65536];
+            ssize_t n = ::read(fds[i], buffer, sizeof buffer);
+            if (n <= 0) {
+                close_fd(fds[i]);
+            } else if (sinks[i]->size() < k_capture_limit) {
+                sinks[i]->append(buffer, static_cast<size_t>(n));
+            }
+        }
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (killed) {
+        ::kill(-pid, SIGKILL);
+    }
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.duration_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return result;
+}
+
+} // namespace venvtx

@@ -1,0 +1,154 @@
+// Database: SQLite connection, statements and ordered schema migrations.
+#include "venvtx/store/database.hpp"
+
+#include "venvtx/core/clock.hpp"
+#include "venvtx/core/error.hpp"
+#include "venvtx/store/migrations.hpp"
+
+#include <sqlite3.h>
+
+namespace venvtx {
+
+namespace {
+
+[[noreturn]] void fail(sqlite3* db, const std::string& what) {
+    throw Error(ExitCode::internal, "store index: " + what + ": " + sqlite3_errmsg(db));
+}
+
+} // namespace
+
+Statement::Statement(sqlite3* db, const std::string& sql) : m_db(db) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &m_stmt, nullptr) != SQLITE_OK) {
+        fail(db, "prepare '" + sql + "'");
+    }
+}
+
+Statement::~Statement() { sqlite3_finalize(m_stmt); }
+
+Statement& Statement::bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(m_stmt, index, value);
+    return *this;
+}
+
+Statement& Statement::bind(int index, const std::string& value) {
+    sqlite3_bind_text(m_stmt, index, value.c_str(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    return *this;
+}
+
+Statement& Statement::bind(int index, const std::optional<std::string>& value) {
+    return value ? bind(index, *value) : bind_null(index);
+}
+
+Statement& Statement::bind_null(int index) {
+    sqlite3_bind_null(m_stmt, index);
+    return *this;
+}
+
+bool Statement::step() {
+    int rc = sqlite3_step(m_stmt);
+    if (rc == SQLITE_ROW) {
+        return true;
+    }
+    if (rc != SQLITE_DONE) {
+        fail(m_db, "step");
+    }
+    return false;
+}
+
+void Statement::run() {
+    while (step()) {
+    }
+    reset();
+}
+
+void Statement::reset() {
+    sqlite3_reset(m_stmt);
+    sqlite3_clear_bindings(m_stmt);
+}
+
+std::int64_t Statement::integer(int column) const { return sqlite3_column_int64(m_stmt, column); }
+
+std::string Statement::text(int column) const {
+    const unsigned char* value = sqlite3_column_text(m_stmt, column);
+    return value ? std::string(reinterpret_cast<const char*>(value),
+                               static_cast<size_t>(sqlite3_column_bytes(m_stmt, column)))
+                 : std::string();
+}
+
+std::optional<std::string> Statement::optional_text(int column) const {
+    if (is_null(column)) {
+        return std::nullopt;
+    }
+    return text(column);
+}
+
+bool Statement::is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
+
+Database::Database(const std::filesystem::path& path) {
+    if (sqlite3_open_v2(path.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+        SQLITE_OK) {
+        std::string message = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+        sqlite3_close(m_db);
+        throw Error(ExitCode::internal, "cannot open store index " + path.string() + ": " + message);
+    }
+    sqlite3_busy_timeout(m_db, 10000);
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA synchronous=FULL");
+    exec("PRAGMA foreign_keys=ON");
+    migrate();
+}
+
+Database::~Database() { sqlite3_close(m_db); }
+
+void Database::exec(const std::string& sql) {
+    char* message = nullptr;
+    if (sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+        std::string text = message ? message : "unknown error";
+        sqlite3_free(message);
+        throw Error(ExitCode::internal, "store index: " + text);
+    }
+}
+
+std::int64_t Database::last_insert_id() const { return sqlite3_last_insert_rowid(m_db); }
+
+int Database::schema_version() {
+    Statement query(m_db, "SELECT COALESCE(MAX(version), 0) FROM schema_version");
+    query.step();
+    return static_cast<int>(query.integer(0));
+}
+
+void Database::migrate() {
+    exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT "
+         "NULL, applied_at TEXT NOT NULL)");
+    for (const Migration& migration : k_migrations) {
+        SqlTransaction transaction(*this); // read inside: another process may migrate first
+        if (migration.version <= schema_version()) {
+            continue;
+        }
+        exec(migration.sql);
+        prepare("INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)")
+            .bind(1, static_cast<std::int64_t>(migration.version))
+            .bind(2, std::string(migration.name))
+            .bind(3, utc_now_iso8601())
+            .run();
+        transaction.commit();
+    }
+}
+
+SqlTransaction::SqlTransaction(Database& db) : m_db(db) { m_db.exec("BEGIN IMMEDIATE"); }
+
+SqlTransaction::~SqlTransaction() {
+    if (!m_done) {
+        try {
+            m_db.exec("ROLLBACK");
+        } catch (...) {
+        }
+    }
+}
+
+void SqlTransaction::commit() {
+    m_db.exec("COMMIT");
+    m_done = true;
+}
+
+} // namespace venvtx

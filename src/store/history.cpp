@@ -1,0 +1,261 @@
+// History: SQL for transactions, packages, entries and objects.
+#include "venvtx/store/history.hpp"
+
+#include "venvtx/core/clock.hpp"
+
+namespace venvtx {
+
+namespace {
+
+const char* k_select_transaction =
+    "SELECT id, kind, state, started_at, finished_at, argv, baseline, probe, undoes, undone_by, "
+    "message FROM transactions";
+
+void bind_state(Statement& statement, int first, const NodeState& state) {
+    statement.bind(first, std::string(node_type_name(state.type)))
+        .bind(first + 1, static_cast<std::int64_t>(state.mode))
+        .bind(first + 2, static_cast<std::int64_t>(state.size))
+        .bind(first + 3, state.mtime_ns);
+    if (state.type == NodeType::symlink) {
+        statement.bind(first + 4, state.link_target);
+    } else {
+        statement.bind_null(first + 4);
+    }
+    if (state.object.empty()) {
+        statement.bind_null(first + 5);
+    } else {
+        statement.bind(first + 5, state.object);
+    }
+}
+
+NodeState read_state(const Statement& row, int first) {
+    NodeState state;
+    state.type = node_type_from_name(row.text(first));
+    state.mode = static_cast<mode_t>(row.integer(first + 1));
+    state.size = static_cast<std::uint64_t>(row.integer(first + 2));
+    state.mtime_ns = row.integer(first + 3);
+    state.link_target = row.text(first + 4);
+    state.object = row.text(first + 5);
+    return state;
+}
+
+bool is_leaf(NodeType type) { return type == NodeType::file || type == NodeType::symlink; }
+
+std::optional<std::int64_t> optional_integer(const Statement& row, int column) {
+    return row.is_null(column) ? std::nullopt : std::optional<std::int64_t>(row.integer(column));
+}
+
+std::optional<nlohmann::json> optional_json(const Statement& row, int column) {
+    auto text = row.optional_text(column);
+    return text ? std::optional<nlohmann::json>(nlohmann::json::parse(*text)) : std::nullopt;
+}
+
+} // namespace
+
+std::int64_t History::begin(const std::string& kind, const nlohmann::json& argv,
+                            const std::vector<PackageChange>& packages, std::vector<Entry>& entries,
+                            std::optional<std::int64_t> undoes) {
+    SqlTransaction transaction(m_db);
+    Statement insert = m_db.prepare("INSERT INTO transactions (kind, state, started_at, argv, "
+                                    "undoes) VALUES (?, 'started', ?, ?, ?)");
+    insert.bind(1, kind)
+        .bind(2, utc_now_iso8601())
+        .bind(3, argv.dump());
+    if (undoes) {
+        insert.bind(4, *undoes);
+    } else {
+        insert.bind_null(4);
+    }
+    insert.run();
+    std::int64_t id = m_db.last_insert_id();
+    Statement package = m_db.prepare("INSERT INTO packages (tx_id, name, before, after) VALUES (?, ?, ?, ?)");
+    for (const auto& change : packages) {
+        package.bind(1, id).bind(2, change.name).bind(3, change.before).bind(4, change.after).run();
+    }
+    Statement entry = m_db.prepare(
+        "INSERT INTO entries (tx_id, path, before_type, before_mode, before_size, before_mtime_ns, "
+        "before_link, before_object, after_type, after_mode, after_size, after_mtime_ns, "
+        "after_link, after_object, progress) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (auto& row : entries) {
+        entry.bind(1, id).bind(2, row.path);
+        bind_state(entry, 3, row.before);
+        bind_state(entry, 9, row.after);
+        entry.bind(15, row.progress).run();
+        row.id = m_db.last_insert_id();
+    }
+    transaction.commit();
+    return id;
+}
+
+std::int64_t History::record_aborted(const std::string& kind, const nlohmann::json& argv,
+                                     const std::vector<PackageChange>& packages,
+                                     const nlohmann::json& baseline, const std::string& message) {
+    std::vector<Entry> none;
+    std::int64_t id = begin(kind, argv, packages, none);
+    set_probe(id, "baseline", baseline);
+    set_state(id, "aborted", message);
+    return id;
+}
+
+void History::set_state(std::int64_t id, const std::string& state,
+                        const std::optional<std::string>& message) {
+    bool terminal = state != "started" && state != "applied";
+    m_db.prepare("UPDATE transactions SET state = ?, finished_at = CASE WHEN ? THEN ? ELSE "
+                 "finished_at END, message = COALESCE(?, message) WHERE id = ?")
+        .bind(1, state)
+        .bind(2, static_cast<std::int64_t>(terminal))
+        .bind(3, utc_now_iso8601())
+        .bind(4, message)
+        .bind(5, id)
+        .run();
+}
+
+void History::set_probe(std::int64_t id, const char* column, const nlohmann::json& report) {
+    std::string sql = std::string("UPDATE transactions SET ") + column + " = ? WHERE id = ?";
+    m_db.prepare(sql).bind(1, report.dump()).bind(2, id).run();
+}
+
+void History::set_undone_by(std::int64_t id, std::int64_t undone_by) {
+    m_db.prepare("UPDATE transactions SET undone_by = ?, state = 'undone' WHERE id = ?")
+        .bind(1, undone_by)
+        .bind(2, id)
+        .run();
+}
+
+void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
+                           const std::vector<std::pair<std::string, std::uint64_t>>& new_objects) {
+    SqlTransaction transaction(m_db);
+    Statement object = m_db.prepare("INSERT OR IGNORE INTO objects (sha256, size, created_by) VALUES (?, ?, ?)");
+    for (const auto& [hex, size] : new_objects) {
+        object.bind(1, hex).bind(2, static_cast<std::int64_t>(size)).bind(3, tx).run();
+    }
+    Statement update = m_db.prepare(
+        "UPDATE entries SET before_object = ?, after_object = ?, progress = ? WHERE id = ?");
+    for (const auto& entry : entries) {
+        update.bind(1, entry.before.object.empty() ? std::nullopt : std::optional(entry.before.object))
+            .bind(2, entry.after.object.empty() ? std::nullopt : std::optional(entry.after.object))
+            .bind(3, entry.progress)
+            .bind(4, entry.id)
+            .run();
+    }
+    transaction.commit();
+}
+
+void History::forget_objects(const std::vector<std::string>& hexes) {
+    SqlTransaction transaction(m_db);
+    Statement remove = m_db.prepare("DELETE FROM objects WHERE sha256 = ?");
+    for (const auto& hex : hexes) {
+        remove.bind(1, hex).run();
+    }
+    transaction.commit();
+}
+
+std::int64_t History::object_references(const std::string& hex, std::int64_t except_tx) {
+    Statement query = m_db.prepare("SELECT COUNT(*) FROM entries WHERE tx_id != ? AND "
+                                   "(before_object = ? OR after_object = ?)");
+    query.bind(1, except_tx).bind(2, hex).bind(3, hex);
+    query.step();
+    return query.integer(0);
+}
+
+std::int64_t History::object_count() {
+    Statement query = m_db.prepare("SELECT COUNT(*) FROM objects");
+    query.step();
+    return query.integer(0);
+}
+
+TransactionRecord History::read_transaction(Statement& row) {
+    TransactionRecord record;
+    record.id = row.integer(0);
+    record.kind = row.text(1);
+    record.state = row.text(2);
+    record.started_at = row.text(3);
+    record.finished_at = row.optional_text(4);
+    record.argv = nlohmann::json::parse(row.text(5));
+    record.baseline = optional_json(row, 6);
+    record.probe = optional_json(row, 7);
+    record.undoes = optional_integer(row, 8);
+    record.undone_by = optional_integer(row, 9);
+    record.message = row.optional_text(10);
+    Statement packages = m_db.prepare("SELECT name, before, after FROM packages WHERE tx_id = ? ORDER BY rowid");
+    packages.bind(1, record.id);
+    while (packages.step()) {
+        record.packages.push_back({packages.text(0), packages.optional_text(1), packages.optional_text(2)});
+    }
+    for (const auto& entry : entries(record.id)) {
+        bool before = is_leaf(entry.before.type);
+        bool after = is_leaf(entry.after.type);
+        if (!before && !after) {
+            continue;
+        }
+        if (before && after) {
+            ++record.files.modified;
+        } else if (before) {
+            ++record.files.removed;
+        } else {
+            ++record.files.added;
+        }
+        record.files.bytes += static_cast<std::int64_t>(std::max(entry.before.size, entry.after.size));
+    }
+    return record;
+}
+
+std::vector<TransactionRecord> History::list(std::optional<std::int64_t> limit) {
+    Statement query = m_db.prepare(std::string(k_select_transaction) + " ORDER BY id DESC LIMIT ?");
+    query.bind(1, limit.value_or(-1));
+    std::vector<TransactionRecord> records;
+    while (query.step()) {
+        records.push_back(read_transaction(query));
+    }
+    return records;
+}
+
+std::optional<TransactionRecord> History::find(std::int64_t id) {
+    Statement query = m_db.prepare(std::string(k_select_transaction) + " WHERE id = ?");
+    query.bind(1, id);
+    if (!query.step()) {
+        return std::nullopt;
+    }
+    return read_transaction(query);
+}
+
+std::vector<Entry> History::entries(std::int64_t tx) {
+    Statement query = m_db.prepare(
+        "SELECT id, path, before_type, before_mode, before_size, before_mtime_ns, before_link, "
+        "before_object, after_type, after_mode, after_size, after_mtime_ns, after_link, "
+        "after_object, progress FROM entries WHERE tx_id = ? ORDER BY id");
+    query.bind(1, tx);
+    std::vector<Entry> entries;
+    while (query.step()) {
+        Entry entry;
+        entry.id = query.integer(0);
+        entry.path = query.text(1);
+        entry.before = read_state(query, 2);
+        entry.after = read_state(query, 8);
+        entry.progress = query.text(14);
+        entries.push_back(std::move(entry));
+    }
+    return entries;
+}
+
+std::optional<TransactionRecord> History::newest_undoable() {
+    Statement query = m_db.prepare(std::string(k_select_transaction) +
+                                   " WHERE state = 'committed' AND undone_by IS NULL AND kind != "
+                                   "'rollback' ORDER BY id DESC LIMIT 1");
+    if (!query.step()) {
+        return std::nullopt;
+    }
+    return read_transaction(query);
+}
+
+std::vector<TransactionRecord> History::unfinished() {
+    Statement query = m_db.prepare(std::string(k_select_transaction) +
+                                   " WHERE state IN ('started', 'applied', 'interrupted') ORDER BY id");
+    std::vector<TransactionRecord> records;
+    while (query.step()) {
+        records.push_back(read_transaction(query));
+    }
+    return records;
+}
+
+} // namespace venvtx

@@ -1,0 +1,46 @@
+// FileLock: flock with a bounded wait.
+#include "venvtx/store/lock.hpp"
+
+#include "venvtx/core/error.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <thread>
+#include <unistd.h>
+
+namespace venvtx {
+
+FileLock::FileLock(const std::filesystem::path& path, std::optional<double> wait_s, const char* what) {
+    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (m_fd < 0) {
+        throw system_error("open lock " + path.string(), errno);
+    }
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(static_cast<long>((wait_s ? *wait_s : 0) * 1000));
+    for (;;) {
+        if (::flock(m_fd, LOCK_EX | (wait_s ? LOCK_NB : 0)) == 0) {
+            return;
+        }
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int err = errno;
+            ::close(m_fd);
+            throw system_error("lock " + path.string(), err);
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            ::close(m_fd);
+            throw Error(ExitCode::locked, std::string(what) + " is locked by another process (" +
+                                              path.string() + "); try again, or pass --wait SECONDS");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+FileLock::~FileLock() {
+    if (m_fd >= 0) {
+        ::close(m_fd);
+    }
+}
+
+} // namespace venvtx

@@ -1,0 +1,120 @@
+// capture_by_rename: move, hash in parallel, adopt.
+#include "venvtx/txn/capture.hpp"
+
+#include "venvtx/core/fs.hpp"
+#include "venvtx/core/sha256.hpp"
+#include "venvtx/txn/entry_order.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// A file is always captured when the transaction touches its path (its content is not hashed
+// before the move); a symlink only when its target changes.
+bool changes_leaf(const Entry& entry) {
+    if (entry.before.type == NodeType::symlink) {
+        return entry.after.type != NodeType::symlink || entry.after.link_target != entry.before.link_target;
+    }
+    return entry.before.type == NodeType::file;
+}
+
+void move_into_staging(const stdfs::path& from, const stdfs::path& to, const NodeState& state) {
+    Fs& fs = Fs::instance();
+    try {
+        fs.rename(from, to);
+    } catch (const FsError& error) {
+        if (error.errno_value() != EXDEV || state.type != NodeType::file) {
+            throw;
+        }
+        // The store lives on another filesystem: copy, then drop the original.
+        fs.copy_file(from, to, state.mode);
+        fs.unlink(from);
+    }
+}
+
+// Hashes `paths` on several threads; results[i] is the digest of paths[i].
+std::vector<FileDigest> hash_in_parallel(const std::vector<stdfs::path>& paths) {
+    std::vector<FileDigest> results(paths.size());
+    std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&]() {
+        for (size_t i = next++; i < paths.size(); i = next++) {
+            try {
+                results[i] = sha256_file(paths[i]);
+            } catch (...) {
+                std::lock_guard<std::mutex> guard(failure_mutex);
+                failure = std::current_exception();
+            }
+        }
+    };
+    size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+    workers = std::min(workers, std::max<size_t>(paths.size(), 1));
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < workers; ++i) {
+        threads.emplace_back(work);
+    }
+    work();
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
+    return results;
+}
+
+} // namespace
+
+CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, std::int64_t tx,
+                                std::vector<Entry>& entries) {
+    Fs& fs = Fs::instance();
+    stdfs::path staging = objects.staging_dir(tx);
+    fs.mkdirs(staging);
+    std::vector<Entry*> staged_files;
+    for (auto& entry : entries) {
+        if (!changes_leaf(entry)) {
+            continue;
+        }
+        move_into_staging(layout.root / entry.path, staging / std::to_string(entry.id), entry.before);
+        entry.progress = "captured";
+        if (entry.before.type == NodeType::file) {
+            staged_files.push_back(&entry);
+        }
+    }
+    for (Entry* entry : dirs_deepest_first(entries)) {
+        if (entry->before.type == NodeType::dir && entry->after.type == NodeType::absent) {
+            fs.rmdir(layout.root / entry->path);
+            entry->progress = "captured";
+        }
+    }
+    std::vector<stdfs::path> paths;
+    for (Entry* entry : staged_files) {
+        paths.push_back(staging / std::to_string(entry->id));
+    }
+    std::vector<FileDigest> digests = hash_in_parallel(paths);
+    CaptureResult result;
+    for (size_t i = 0; i < staged_files.size(); ++i) {
+        staged_files[i]->before.object = digests[i].hex;
+        staged_files[i]->before.size = digests[i].size;
+        if (objects.adopt(paths[i], digests[i].hex)) {
+            result.new_objects.emplace_back(digests[i].hex, digests[i].size);
+        }
+    }
+    for (auto& entry : entries) {
+        if (entry.before.type == NodeType::symlink && entry.progress == "captured") {
+            fs.unlink(staging / std::to_string(entry.id)); // the index holds its target
+        }
+    }
+    return result;
+}
+
+} // namespace venvtx

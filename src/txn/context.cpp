@@ -1,0 +1,14 @@
+// resolve_store_root: where a venv's store lives.
+#include "venvtx/txn/context.hpp"
+
+namespace venvtx {
+
+std::filesystem::path resolve_store_root(const VenvLayout& layout,
+                                         const std::optional<std::filesystem::path>& explicit_root) {
+    if (!explicit_root) {
+        return layout.root / ".venvtx";
+    }
+    return std::filesystem::weakly_canonical(std::filesystem::absolute(*explicit_root));
+}
+
+} // namespace venvtx

@@ -1,0 +1,160 @@
+// run_transaction: the one path every mutation takes.
+#include "venvtx/txn/engine.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
+#include "venvtx/txn/capture.hpp"
+#include "venvtx/txn/materialize.hpp"
+
+#include <set>
+
+namespace venvtx {
+
+namespace {
+
+std::string plural(std::size_t count, const char* noun) {
+    return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+std::string gpu_summary(const ProbeReport& report) {
+    if (!report.gpus) {
+        return "";
+    }
+    if (report.gpus->empty()) {
+        return " (no GPU visible)";
+    }
+    std::string text = " (" + plural(report.gpus->size(), "GPU") + ":";
+    for (const auto& gpu : *report.gpus) {
+        text += " " + std::to_string(gpu.index) + "=" + (gpu.name.empty() ? "?" : gpu.name) +
+                (gpu.ok ? " ok" : " FAILED");
+    }
+    return text + ")";
+}
+
+void say_probe(const Output& out, const char* label, const ProbeReport& report) {
+    if (report.passed) {
+        out.say(std::string(label) + " passed in " + std::to_string(report.duration_s).substr(0, 4) +
+                "s" + gpu_summary(report));
+    } else {
+        out.verdict(std::string(label) + " FAILED: " + report.error.value_or("unknown error") +
+                    gpu_summary(report));
+    }
+}
+
+class TransactionRun {
+public:
+    TransactionRun(const Context& context, const MutationOptions& options, Store& store,
+                   TransactionPlan plan)
+        : m_context(context), m_options(options), m_store(store), m_plan(std::move(plan)) {}
+
+    Outcome run() {
+        History& history = m_store.history();
+        std::optional<ProbeReport> baseline;
+        bool probing = !m_options.probe.code.empty();
+        if (probing && !m_options.no_baseline) {
+            baseline = run_probe(m_context.layout, m_options.probe,
+                                 expected_gpu_count(m_options.probe, nullptr));
+            say_probe(m_context.out, "baseline probe", *baseline);
+            if (!baseline->passed) {
+                std::int64_t id = history.record_aborted(m_plan.kind, m_context.argv, m_plan.packages,
+                                                         probe_report_json(*baseline),
+                                                         "baseline probe failed; nothing changed");
+                m_context.out.verdict("nothing changed: the venv already fails the probe (tx " +
+                                      std::to_string(id) + " aborted)");
+                return {ExitCode::baseline_failed, history.find(id)};
+            }
+        }
+        verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, {});
+        m_tx = history.begin(m_plan.kind, m_context.argv, m_plan.packages, m_plan.entries, m_plan.undoes);
+        if (baseline) {
+            history.set_probe(m_tx, "baseline", probe_report_json(*baseline));
+        }
+        apply();
+        if (probing) {
+            ProbeReport after = run_probe(m_context.layout, m_options.probe,
+                                          expected_gpu_count(m_options.probe, baseline ? &*baseline : nullptr));
+            history.set_probe(m_tx, "probe", probe_report_json(after));
+            say_probe(m_context.out, "probe", after);
+            if (!after.passed) {
+                restore("probe failed");
+                history.set_state(m_tx, "rolled_back", "probe failed: " + after.error.value_or(""));
+                m_context.out.verdict("restored " + plural(restored_paths(), "path") +
+                                      ": the venv is as it was before (tx " + std::to_string(m_tx) +
+                                      " rolled back)");
+                return {ExitCode::probe_failed, history.find(m_tx)};
+            }
+        }
+        history.set_state(m_tx, "committed");
+        if (m_plan.undoes) {
+            history.set_undone_by(*m_plan.undoes, m_tx);
+        }
+        remove_staging();
+        return {ExitCode::ok, history.find(m_tx)};
+    }
+
+private:
+    void apply() {
+        try {
+            CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_tx, m_plan.entries);
+            for (const auto& object : captured.new_objects) {
+                m_new_objects.insert(object.first);
+            }
+            m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects);
+            materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, {});
+            m_store.history().set_state(m_tx, "applied");
+        } catch (const Error& error) {
+            restore(error.what());
+            m_store.history().set_state(m_tx, "aborted", error.what());
+            throw Error(error.code(), std::string(error.what()) + " (venv restored, tx " +
+                                          std::to_string(m_tx) + " aborted)");
+        }
+    }
+
+    // Puts every path back as it was; on failure marks the transaction for `venvtx recover`.
+    void restore(const std::string& reason) {
+        try {
+            MaterializeSources sources{m_tx, m_new_objects};
+            auto moved = materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
+            m_store.history().forget_objects(moved);
+            remove_staging();
+        } catch (const Error& error) {
+            m_store.history().set_state(m_tx, "interrupted", reason + "; restore failed: " + error.what());
+            throw Error(ExitCode::internal, "restore after '" + reason + "' failed: " + error.what() +
+                                                "; run `venvtx recover`");
+        }
+    }
+
+    std::size_t restored_paths() const { return m_plan.entries.size(); }
+
+    void remove_staging() {
+        try {
+            Fs::instance().rmdir(m_store.objects().staging_dir(m_tx));
+        } catch (const FsError&) {
+            // Already gone, or still holding files a later `gc` will deal with.
+        }
+    }
+
+    const Context& m_context;
+    const MutationOptions& m_options;
+    Store& m_store;
+    TransactionPlan m_plan;
+    std::int64_t m_tx = 0;
+    std::set<std::string> m_new_objects;
+};
+
+} // namespace
+
+Outcome run_transaction(const Context& context, const MutationOptions& options, Store& store,
+                        TransactionPlan plan) {
+    return TransactionRun(context, options, store, std::move(plan)).run();
+}
+
+void require_no_interrupted(Store& store) {
+    auto unfinished = store.history().unfinished();
+    if (!unfinished.empty()) {
+        throw Error(ExitCode::locked, "transaction " + std::to_string(unfinished.front().id) +
+                                          " was interrupted; run `venvtx recover` first");
+    }
+}
+
+} // namespace venvtx

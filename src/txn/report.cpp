@@ -1,0 +1,138 @@
+// Rendering of removal plans and transaction records.
+#include "venvtx/txn/report.hpp"
+
+#include "venvtx/probe/probe.hpp"
+
+#include <cstdio>
+
+namespace venvtx {
+
+namespace {
+
+nlohmann::json optional_json(const std::optional<std::string>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+std::string version_change(const PackageChange& change) {
+    return change.name + " " + change.before.value_or("-") + " -> " + change.after.value_or("-");
+}
+
+} // namespace
+
+std::string human_bytes(std::uint64_t bytes) {
+    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1000 && unit < 4) {
+        value /= 1000;
+        ++unit;
+    }
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return buffer;
+}
+
+void say_removal_plan(const Output& out, const RemovalPlan& plan) {
+    out.say("remove " + std::to_string(plan.targets.size()) + " distribution(s): " +
+            std::to_string(plan.files.size()) + " files, " + std::to_string(plan.dirs.size()) +
+            " directories, " + human_bytes(plan.bytes));
+    for (const Distribution* dist : plan.targets) {
+        out.say("  " + dist->name + " " + dist->version);
+    }
+    for (const auto& shared : plan.shared_kept) {
+        out.say("  keeping " + shared.path + ": " + shared.kept_for + " also owns it");
+    }
+    if (!plan.missing.empty()) {
+        out.debug(std::to_string(plan.missing.size()) + " RECORD path(s) already missing, e.g. " +
+                  plan.missing.front());
+    }
+}
+
+nlohmann::json transaction_json(const TransactionRecord& record) {
+    nlohmann::json packages = nlohmann::json::array();
+    for (const auto& change : record.packages) {
+        packages.push_back({{"name", change.name},
+                            {"before", optional_json(change.before)},
+                            {"after", optional_json(change.after)}});
+    }
+    auto maybe_id = [](const std::optional<std::int64_t>& id) {
+        return id ? nlohmann::json(*id) : nlohmann::json();
+    };
+    return {{"id", record.id},
+            {"kind", record.kind},
+            {"state", record.state},
+            {"started_at", record.started_at},
+            {"finished_at", optional_json(record.finished_at)},
+            {"argv", record.argv},
+            {"packages", packages},
+            {"files",
+             {{"added", record.files.added},
+              {"removed", record.files.removed},
+              {"modified", record.files.modified},
+              {"bytes", record.files.bytes}}},
+            {"baseline", record.baseline.value_or(nlohmann::json())},
+            {"probe", record.probe.value_or(nlohmann::json())},
+            {"undoes", maybe_id(record.undoes)},
+            {"undone_by", maybe_id(record.undone_by)},
+            {"message", optional_json(record.message)}};
+}
+
+std::string transaction_line(const TransactionRecord& record) {
+    char head[96];
+    std::snprintf(head, sizeof head, "%4lld  %-11s  %-8s  %s ", static_cast<long long>(record.id),
+                  record.state.c_str(), record.kind.c_str(), record.started_at.c_str());
+    std::string line = head;
+    std::string names;
+    for (const auto& change : record.packages) {
+        names += (names.empty() ? "" : ", ") + change.name;
+    }
+    line += names.empty() ? "-" : names;
+    if (record.undoes) {
+        line += " (undoes " + std::to_string(*record.undoes) + ")";
+    }
+    if (record.undone_by) {
+        line += " (undone by " + std::to_string(*record.undone_by) + ")";
+    }
+    return line;
+}
+
+std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries) {
+    std::string text = "tx " + std::to_string(record.id) + ": " + record.kind + ", " + record.state +
+                       "\n  started  " + record.started_at + "\n  finished " +
+                       record.finished_at.value_or("-") + "\n  command  ";
+    for (const auto& arg : record.argv) {
+        text += arg.get<std::string>() + " ";
+    }
+    text += "\n  packages\n";
+    for (const auto& change : record.packages) {
+        text += "    " + version_change(change) + "\n";
+    }
+    text += "  files    " + std::to_string(record.files.removed) + " removed, " +
+            std::to_string(record.files.added) + " added, " + std::to_string(record.files.modified) +
+            " modified, " + human_bytes(static_cast<std::uint64_t>(record.files.bytes)) + " (" +
+            std::to_string(entries.size()) + " paths in all)\n";
+    for (const char* which : {"baseline", "probe"}) {
+        const auto& report = std::string(which) == "baseline" ? record.baseline : record.probe;
+        if (!report) {
+            continue;
+        }
+        ProbeReport probe = probe_report_from_json(*report);
+        text += std::string("  ") + which + (probe.passed ? " passed" : " FAILED: " + probe.error.value_or(""));
+        if (probe.gpus) {
+            for (const auto& gpu : *probe.gpus) {
+                text += "\n    GPU " + std::to_string(gpu.index) + " " + gpu.name + ": " +
+                        (gpu.ok ? "ok" : gpu.error.value_or("failed"));
+            }
+        }
+        text += "\n";
+    }
+    if (record.message) {
+        text += "  note     " + *record.message + "\n";
+    }
+    if (record.undone_by) {
+        text += "  undone by tx " + std::to_string(*record.undone_by) + "\n";
+    }
+    return text;
+}
+
+} // namespace venvtx

@@ -1,0 +1,77 @@
+// rollback: a new transaction whose target state is an older transaction's before-state.
+#include "venvtx/txn/rollback.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/txn/engine.hpp"
+
+namespace venvtx {
+
+namespace {
+
+// The inverse of `undone`: every path goes from what it is now to what it was before `undone`.
+TransactionPlan inverse_of(const Context& context, Store& store, const TransactionRecord& undone) {
+    TransactionPlan plan;
+    plan.kind = "rollback";
+    plan.undoes = undone.id;
+    for (const auto& change : undone.packages) {
+        plan.packages.push_back({change.name, change.after, change.before});
+    }
+    for (const auto& recorded : store.history().entries(undone.id)) {
+        Entry entry;
+        entry.path = recorded.path;
+        entry.before = observe_node(context.layout.root / recorded.path);
+        entry.after = recorded.before;
+        plan.entries.push_back(std::move(entry));
+    }
+    return plan;
+}
+
+std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& options) {
+    std::vector<TransactionRecord> found;
+    if (!options.to) {
+        if (auto newest = store.history().newest_undoable()) {
+            found.push_back(*newest);
+        }
+        return found;
+    }
+    if (!store.history().find(*options.to)) {
+        throw usage_error("no transaction " + std::to_string(*options.to));
+    }
+    for (const auto& record : store.history().list(std::nullopt)) {
+        if (record.id > *options.to && record.state == "committed" && !record.undone_by &&
+            record.kind != "rollback") {
+            found.push_back(record);
+        }
+    }
+    return found;
+}
+
+} // namespace
+
+Outcome rollback(const Context& context, const RollbackOptions& options) {
+    if (!Store::exists(context.store_root)) {
+        throw usage_error("nothing to roll back: no venvtx history in " + context.store_root.string());
+    }
+    Store store(context.store_root, true);
+    MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
+    require_no_interrupted(store);
+    std::vector<TransactionRecord> undo = targets(store, options);
+    if (undo.empty()) {
+        throw usage_error(options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)
+                                     : std::string("nothing to roll back"));
+    }
+    Outcome outcome;
+    for (const auto& record : undo) {
+        context.out.say("undoing tx " + std::to_string(record.id) + " (" + record.kind + ")");
+        if (options.mutation.dry_run) {
+            continue;
+        }
+        outcome = run_transaction(context, options.mutation, store, inverse_of(context, store, record));
+        if (outcome.code != ExitCode::ok) {
+            return outcome;
+        }
+    }
+    return outcome;
+}
+
+} // namespace venvtx

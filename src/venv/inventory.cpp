@@ -1,0 +1,99 @@
+// scan_inventory: METADATA, RECORD, entry_points.txt and INSTALLER of every dist-info.
+#include "venvtx/venv/inventory.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/venv/metadata.hpp"
+#include "venvtx/venv/names.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> read_text(const stdfs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return std::nullopt;
+    }
+    std::ostringstream content;
+    content << in.rdbuf();
+    return content.str();
+}
+
+// "{name}-{version}.dist-info", where old installers kept dots and dashes in the name.
+void fill_from_directory_name(Distribution& dist) {
+    std::string stem = dist.dist_info.filename().string();
+    stem.resize(stem.size() - std::string(".dist-info").size());
+    size_t dash = stem.rfind('-');
+    if (dist.name.empty()) {
+        dist.name = dash == std::string::npos ? stem : stem.substr(0, dash);
+    }
+    if (dist.version.empty() && dash != std::string::npos) {
+        dist.version = stem.substr(dash + 1);
+    }
+}
+
+Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_info) {
+    Distribution dist;
+    dist.dist_info = dist_info;
+    dist.site_packages = site;
+    if (auto text = read_text(dist_info / "METADATA")) {
+        Metadata metadata = parse_metadata(*text);
+        dist.name = metadata.name;
+        dist.version = metadata.version;
+        dist.requires_dist = metadata.requires_dist;
+    }
+    fill_from_directory_name(dist);
+    dist.normalized = normalize_name(dist.name);
+    if (auto text = read_text(dist_info / "entry_points.txt")) {
+        dist.scripts = parse_script_names(*text);
+    }
+    if (auto text = read_text(dist_info / "INSTALLER")) {
+        dist.installer = text->substr(0, text->find_first_of("\r\n"));
+    }
+    stdfs::path record_path = dist_info / "RECORD";
+    auto record_text = read_text(record_path);
+    if (!record_text) {
+        dist.record_error = dist.name + " has no RECORD (" + record_path.string() +
+                            "): venvtx cannot know its files";
+        return dist;
+    }
+    try {
+        dist.record = parse_record(*record_text, record_path.string());
+    } catch (const Error& error) {
+        dist.record_error = error.what();
+    }
+    return dist;
+}
+
+} // namespace
+
+std::vector<Distribution> scan_inventory(const VenvLayout& layout) {
+    std::vector<Distribution> dists;
+    for (const auto& site : layout.site_packages) {
+        std::error_code ec;
+        for (const auto& entry : stdfs::directory_iterator(site, ec)) {
+            const auto& path = entry.path();
+            if (path.extension() == ".dist-info" && entry.is_directory(ec) && !entry.is_symlink(ec)) {
+                dists.push_back(read_distribution(site, path));
+            }
+        }
+    }
+    std::sort(dists.begin(), dists.end(), [](const Distribution& a, const Distribution& b) {
+        return a.normalized != b.normalized ? a.normalized < b.normalized : a.dist_info < b.dist_info;
+    });
+    return dists;
+}
+
+void require_record(const Distribution& dist) {
+    if (dist.record_error) {
+        throw usage_error(*dist.record_error);
+    }
+}
+
+} // namespace venvtx

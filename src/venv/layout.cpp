@@ -1,0 +1,105 @@
+// Discovery of a venv and its directories (pyvenv.cfg, lib*/python*/site-packages, bin).
+#include "venvtx/venv/layout.hpp"
+
+#include "venvtx/core/error.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+std::string read_python_version(const stdfs::path& cfg) {
+    std::ifstream in(cfg);
+    std::string line;
+    std::string version;
+    while (std::getline(in, line)) {
+        size_t equals = line.find('=');
+        if (equals == std::string::npos) {
+            continue;
+        }
+        std::string key = line.substr(0, equals);
+        key.erase(key.find_last_not_of(" \t") + 1);
+        std::string value = line.substr(equals + 1);
+        value.erase(0, value.find_first_not_of(" \t"));
+        value.erase(value.find_last_not_of(" \t\r") + 1);
+        if (key == "version" || (key == "version_info" && version.empty())) {
+            version = value;
+        }
+    }
+    return version;
+}
+
+std::vector<stdfs::path> find_site_packages(const stdfs::path& root) {
+    std::vector<stdfs::path> found;
+    std::error_code ec;
+    for (const char* lib : {"lib", "lib64"}) {
+        for (const auto& entry : stdfs::directory_iterator(root / lib, ec)) {
+            stdfs::path candidate = entry.path() / "site-packages";
+            if (stdfs::is_directory(candidate, ec)) {
+                stdfs::path canonical = stdfs::canonical(candidate, ec);
+                if (!ec && std::find(found.begin(), found.end(), canonical) == found.end()) {
+                    found.push_back(canonical);
+                }
+            }
+        }
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+} // namespace
+
+VenvLayout read_layout(const stdfs::path& dir) {
+    std::error_code ec;
+    if (!stdfs::exists(dir / "pyvenv.cfg", ec)) {
+        throw usage_error(dir.string() + " is not a venv (no pyvenv.cfg)");
+    }
+    VenvLayout layout;
+    layout.root = stdfs::canonical(dir, ec);
+    if (ec) {
+        throw usage_error("cannot resolve venv " + dir.string() + ": " + ec.message());
+    }
+    layout.scripts = layout.root / "bin";
+    layout.python = layout.scripts / "python";
+    if (!stdfs::exists(layout.python, ec)) {
+        layout.python = layout.scripts / "python3";
+    }
+    layout.python_version = read_python_version(layout.root / "pyvenv.cfg");
+    layout.site_packages = find_site_packages(layout.root);
+    for (const auto& site : layout.site_packages) {
+        auto rel = site.lexically_relative(layout.root);
+        if (rel.empty() || *rel.begin() == "..") {
+            throw usage_error("site-packages " + site.string() + " lies outside the venv " +
+                              layout.root.string());
+        }
+    }
+    if (layout.site_packages.empty()) {
+        throw usage_error(dir.string() + " has no lib/python*/site-packages");
+    }
+    return layout;
+}
+
+VenvLayout find_venv(const std::optional<stdfs::path>& explicit_dir) {
+    if (explicit_dir) {
+        std::error_code ec;
+        if (!stdfs::is_directory(*explicit_dir, ec)) {
+            throw usage_error("no venv at " + explicit_dir->string() + ": not a directory");
+        }
+        return read_layout(*explicit_dir);
+    }
+    if (const char* active = std::getenv("VIRTUAL_ENV"); active && *active) {
+        return read_layout(active);
+    }
+    std::error_code ec;
+    if (stdfs::exists(".venv/pyvenv.cfg", ec)) {
+        return read_layout(".venv");
+    }
+    throw usage_error("no venv found: pass --venv DIR, activate one ($VIRTUAL_ENV), or create ./.venv");
+}
+
+} // namespace venvtx

@@ -1,0 +1,258 @@
+// plan_removal: from name patterns to the exact files and directories a removal takes.
+#include "venvtx/venv/removal_plan.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/venv/names.hpp"
+#include "venvtx/venv/path_resolver.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// True for "name.<tag>.pyc" and "name.<tag>.opt-N.pyc" (PEP 3147 / PEP 488).
+bool is_bytecode_of(const std::string& file, const std::string& stem) {
+    if (file.size() <= stem.size() + 5 || file.compare(0, stem.size() + 1, stem + ".") != 0 ||
+        file.compare(file.size() - 4, 4, ".pyc") != 0) {
+        return false;
+    }
+    std::string middle = file.substr(stem.size() + 1, file.size() - stem.size() - 5);
+    size_t dot = middle.find('.');
+    if (dot == std::string::npos) {
+        return !middle.empty();
+    }
+    return dot > 0 && middle.compare(dot + 1, 4, "opt-") == 0 &&
+           middle.find('.', dot + 1) == std::string::npos;
+}
+
+class Planner {
+public:
+    Planner(const VenvLayout& layout, const stdfs::path& store_root)
+        : m_layout(layout), m_resolver(layout, store_root) {}
+
+    void note_staying(const Distribution& dist) {
+        if (dist.record_error) {
+            return;
+        }
+        for (const auto& entry : dist.record) {
+            try {
+                if (auto rel = m_resolver.resolve(dist.site_packages, entry.path, dist.name)) {
+                    m_staying_owner.emplace(*rel, dist.name);
+                }
+            } catch (const Error&) {
+                // A staying distribution's odd path is not ours to judge here.
+            }
+        }
+    }
+
+    void add_distribution(const Distribution& dist) {
+        require_record(dist);
+        for (const auto& entry : dist.record) {
+            auto rel = m_resolver.resolve(dist.site_packages, entry.path, dist.name);
+            if (!rel) {
+                m_plan.missing.push_back(entry.path);
+                continue;
+            }
+            add_path(*rel, dist.name, true);
+        }
+        add_tree(dist.dist_info, dist.name);
+        for (const auto& script : dist.scripts) {
+            std::string rel = (m_layout.scripts / script).lexically_relative(m_layout.root).string();
+            if (m_staying_owner.count(rel) == 0) {
+                add_path(rel, dist.name, false);
+            }
+        }
+    }
+
+    RemovalPlan finish() {
+        add_bytecode();
+        find_empty_dirs();
+        for (const auto& planned : m_plan.files) {
+            m_plan.bytes += planned.state.type == NodeType::file ? planned.state.size : 0;
+        }
+        return std::move(m_plan);
+    }
+
+    RemovalPlan& plan() { return m_plan; }
+
+private:
+    void add_path(const std::string& rel, const std::string& owner, bool listed) {
+        if (m_planned.count(rel) != 0) {
+            return;
+        }
+        if (auto staying = m_staying_owner.find(rel); staying != m_staying_owner.end()) {
+            m_plan.shared_kept.push_back({rel, staying->second});
+            return;
+        }
+        NodeState state = observe_node(m_layout.root / rel);
+        if (state.type == NodeType::absent) {
+            if (listed) {
+                m_plan.missing.push_back(rel);
+            }
+            return;
+        }
+        if (state.type == NodeType::dir) {
+            m_dir_candidates.insert(rel);
+            return;
+        }
+        m_planned.insert(rel);
+        m_plan.files.push_back({rel, state, owner});
+    }
+
+    // Everything inside a dist-info belongs to its distribution, listed in RECORD or not.
+    void add_tree(const stdfs::path& dir, const std::string& owner) {
+        std::string rel_dir = dir.lexically_relative(m_layout.root).string();
+        m_dir_candidates.insert(rel_dir);
+        std::error_code ec;
+        for (const auto& entry : stdfs::directory_iterator(dir, ec)) {
+            if (entry.is_directory(ec) && !entry.is_symlink(ec)) {
+                add_tree(entry.path(), owner);
+            } else {
+                add_path(entry.path().lexically_relative(m_layout.root).string(), owner, false);
+            }
+        }
+    }
+
+    void add_bytecode() {
+        std::vector<PlannedPath> sources;
+        for (const auto& planned : m_plan.files) {
+            if (stdfs::path(planned.path).extension() == ".py") {
+                sources.push_back(planned);
+            }
+        }
+        for (const auto& source : sources) {
+            stdfs::path rel(source.path);
+            std::string stem = rel.stem().string();
+            stdfs::path cache = rel.parent_path() / "__pycache__";
+            for (const auto& file : list_dir(cache)) {
+                if (is_bytecode_of(file, stem)) {
+                    add_path((cache / file).string(), source.owner, false);
+                }
+            }
+            for (const char* legacy : {".pyc", ".pyo"}) {
+                add_path((rel.parent_path() / (stem + legacy)).string(), source.owner, false);
+            }
+            m_dir_candidates.insert(cache.string());
+        }
+    }
+
+    const std::vector<std::string>& list_dir(const stdfs::path& rel) {
+        auto found = m_listing_cache.find(rel.string());
+        if (found != m_listing_cache.end()) {
+            return found->second;
+        }
+        std::vector<std::string> names;
+        std::error_code ec;
+        for (const auto& entry : stdfs::directory_iterator(m_layout.root / rel, ec)) {
+            names.push_back(entry.path().filename().string());
+        }
+        return m_listing_cache.emplace(rel.string(), std::move(names)).first->second;
+    }
+
+    std::set<std::string> protected_dirs() const {
+        std::set<std::string> kept = {"", ".", "include"};
+        std::vector<stdfs::path> roots = m_layout.site_packages;
+        roots.push_back(m_layout.scripts);
+        for (const auto& root : roots) {
+            for (stdfs::path rel = root.lexically_relative(m_layout.root); !rel.empty();
+                 rel = rel.parent_path()) {
+                kept.insert(rel.string());
+            }
+        }
+        return kept;
+    }
+
+    void find_empty_dirs() {
+        for (const auto& planned : m_plan.files) {
+            for (stdfs::path dir = stdfs::path(planned.path).parent_path(); !dir.empty();
+                 dir = dir.parent_path()) {
+                m_dir_candidates.insert(dir.string());
+            }
+        }
+        std::set<std::string> kept = protected_dirs();
+        std::vector<std::string> candidates;
+        for (const auto& dir : m_dir_candidates) {
+            if (kept.count(dir) == 0) {
+                candidates.push_back(dir);
+            }
+        }
+        auto depth = [](const std::string& path) { return std::count(path.begin(), path.end(), '/'); };
+        std::stable_sort(candidates.begin(), candidates.end(),
+                         [&](const std::string& a, const std::string& b) { return depth(a) > depth(b); });
+        std::set<std::string> removable;
+        for (const auto& dir : candidates) {
+            NodeState state = observe_node(m_layout.root / dir);
+            if (state.type != NodeType::dir) {
+                continue;
+            }
+            bool empty_after = true;
+            for (const auto& name : list_dir(dir)) {
+                std::string child = (stdfs::path(dir) / name).string();
+                if (m_planned.count(child) == 0 && removable.count(child) == 0) {
+                    empty_after = false;
+                    break;
+                }
+            }
+            if (empty_after) {
+                removable.insert(dir);
+                m_plan.dirs.push_back({dir, state, owner_of_dir(dir)});
+            }
+        }
+    }
+
+    std::string owner_of_dir(const std::string& dir) const {
+        for (const auto& planned : m_plan.files) {
+            if (planned.path.compare(0, dir.size() + 1, dir + "/") == 0) {
+                return planned.owner;
+            }
+        }
+        return {};
+    }
+
+    const VenvLayout& m_layout;
+    PathResolver m_resolver;
+    RemovalPlan m_plan;
+    std::map<std::string, std::string> m_staying_owner;
+    std::set<std::string> m_planned;
+    std::set<std::string> m_dir_candidates;
+    std::map<std::string, std::vector<std::string>> m_listing_cache;
+};
+
+} // namespace
+
+RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distribution>& dists,
+                         const std::vector<std::string>& patterns, const stdfs::path& store_root) {
+    std::set<const Distribution*> targets;
+    for (const auto& pattern : patterns) {
+        bool matched = false;
+        for (const auto& dist : dists) {
+            if (name_matches(pattern, dist.name)) {
+                targets.insert(&dist);
+                matched = true;
+            }
+        }
+        if (!matched) {
+            throw usage_error("no installed distribution matches '" + pattern + "'");
+        }
+    }
+    Planner planner(layout, store_root);
+    for (const auto& dist : dists) {
+        if (targets.count(&dist) == 0) {
+            planner.note_staying(dist);
+        }
+    }
+    for (const auto& dist : dists) {
+        if (targets.count(&dist) != 0) {
+            planner.plan().targets.push_back(&dist);
+            planner.add_distribution(dist);
+        }
+    }
+    return planner.finish();
+}
+
+} // namespace venvtx
