@@ -50,9 +50,11 @@ int finish(const Output& out, const Outcome& outcome) {
         out.document(outcome.tx ? transaction_json(*outcome.tx).dump(2) : std::string("null"));
     } else if (outcome.tx && outcome.code == ExitCode::ok) {
         const auto& tx = *outcome.tx;
-        out.say("committed tx " + std::to_string(tx.id) + " (" + tx.kind + "): " +
+        std::string what = tx.undoes ? "undid tx " + std::to_string(*tx.undoes) : std::string(tx.kind);
+        out.say("committed tx " + std::to_string(tx.id) + " (" + what + "): " +
                 std::to_string(tx.files.removed) + " files removed, " + std::to_string(tx.files.added) +
-                " added, " + std::to_string(tx.files.modified) + " modified; undo with `venvtx rollback`");
+                " added, " + std::to_string(tx.files.modified) + " modified" +
+                (tx.undoes ? "" : "; undo with `venvtx rollback`"));
     }
     return static_cast<int>(outcome.code);
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The story, end to end, on a demo venv this script builds itself (real wheels, real pip, real
+# ELF libraries): removing the cu13 "contaminants" breaks `import torch` -> venvtx restores every
+# byte; a harmless removal commits; rollback undoes it; log shows the history.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+bash "$repo/scripts/setup.sh"
+bash "$repo/scripts/build.sh" >/dev/null
+demo="${VENVTX_DEMO_DIR:-$repo/.demo}"
+rm -rf "$demo"
+echo "== building the demo venv in $demo (torch 2.11.0 + nvidia-*-cu13 + sglang, flashinfer, flash-attn)"
+python3 "$repo/tests/fixtures/make_story_venv.py" "$demo" >/dev/null
+venvtx() { echo; echo "\$ venvtx $(printf "%q " "$@")"; "$repo/build/venvtx" --venv "$demo/venv" "$@"; }
+tree() { (cd "$demo/venv" && find . -path ./.venvtx -prune -o -path ./.lock -prune -o -type f -print0 |
+          sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); }
+export VENVTX_FAKE_GPUS=2   # the demo's stand-in torch reports two GPUs
+
+before=$(tree)
+set +e
+venvtx remove 'nvidia-*-cu13' --probe "import torch"
+echo "(exit code $?: probe failed, everything restored)"
+set -e
+echo "tree hash before: $before   after: $(tree)"
+[ "$before" = "$(tree)" ] && echo "byte-identical: yes" || { echo "byte-identical: NO"; exit 1; }
+
+venvtx remove sglang 'flash*' --probe "import torch"
+venvtx rollback
+echo "tree hash now: $(tree) (byte-identical to the start: $([ "$before" = "$(tree)" ] && echo yes || echo no))"
+venvtx log

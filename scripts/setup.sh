@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs, with apt, whatever venvtx needs to build and test that this Debian 12 machine lacks.
+set -euo pipefail
+packages=(cmake make g++ gcc libsqlite3-dev libarchive-dev libssl-dev libcli11-dev
+          nlohmann-json3-dev doctest-dev python3 python3-venv sqlite3)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The tests make venvs offline: the interpreter on PATH needs venv and its bundled pip.
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  echo "setup: python3 on PATH ($(command -v python3)) lacks venv/ensurepip" >&2
+  exit 1
+fi

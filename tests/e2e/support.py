@@ -1,0 +1,117 @@
+"""Shared pieces of the end-to-end suites: the story venv, venvtx runs, independent tree hashes."""
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+VENVTX = os.environ.get("VENVTX_BIN", os.path.join(REPO, "build", "venvtx"))
+FIXTURE = os.path.join(REPO, "tests", "fixtures", "make_story_venv.py")
+IGNORED_TOP = {".venvtx", ".lock"}
+
+_template = None
+
+
+def story_template():
+    """Builds the story venv once per process (real wheels, real pip); tests copy it."""
+    global _template
+    if _template is None:
+        root = tempfile.mkdtemp(prefix="venvtx-e2e-template-")
+        subprocess.run([sys.executable, FIXTURE, root, "--extra-wheels"], check=True,
+                       stdout=subprocess.DEVNULL)
+        _template = root
+    return _template
+
+
+def tree_hash(root):
+    """path -> (type, mode, size, sha256 or link target) for everything under root, without
+    venvtx's own files. Independent of venvtx: plain os.lstat and hashlib."""
+    result = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        if rel_dir == ".":
+            dirnames[:] = [d for d in dirnames if d not in IGNORED_TOP]
+            filenames = [f for f in filenames if f not in IGNORED_TOP]
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            st = os.lstat(path)
+            mode = stat.S_IMODE(st.st_mode)
+            if stat.S_ISLNK(st.st_mode):
+                result[rel] = ("link", mode, 0, os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                result[rel] = ("dir", mode, 0, "")
+            else:
+                with open(path, "rb") as f:
+                    digest = hashlib.sha256(f.read()).hexdigest()
+                result[rel] = ("file", mode, st.st_size, digest)
+        # os.walk does not descend into symlinked dirs; they are recorded as links above.
+    return result
+
+
+def tree_diff(before, after):
+    lines = []
+    for path in sorted(set(before) | set(after)):
+        if before.get(path) != after.get(path):
+            lines.append("%s: %s -> %s" % (path, before.get(path), after.get(path)))
+    return "\n".join(lines[:40])
+
+
+class VenvTestCase(unittest.TestCase):
+    """Each test gets a private temp dir with a copy of the story venv; kept on failure."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="venvtx-e2e-%s-" % self._testMethodName)
+        self.venv = os.path.join(self.tmp, "venv")
+        subprocess.run(["cp", "-a", os.path.join(story_template(), "venv"), self.venv], check=True)
+        self.site = [os.path.join(self.venv, "lib", d, "site-packages")
+                     for d in os.listdir(os.path.join(self.venv, "lib")) if d.startswith("python")][0]
+        self.env = dict(os.environ)
+        self.env.pop("VIRTUAL_ENV", None)
+        self.env.pop("VENVTX_FAKE_GPUS", None)
+
+    def run(self, result=None):
+        result = result if result is not None else self.defaultTestResult()
+        problems = len(result.failures) + len(result.errors)
+        super().run(result)
+        if len(result.failures) + len(result.errors) > problems:
+            sys.stderr.write("\n  kept temp dir of %s: %s\n" % (self.id(), getattr(self, "tmp", "?")))
+        elif getattr(self, "tmp", None):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        return result
+
+    def venvtx(self, *args, env=None, cwd=None, timeout=120):
+        cmd = [VENVTX, "--venv", self.venv, *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env or self.env,
+                              cwd=cwd or self.tmp, timeout=timeout)
+
+    def venvtx_json(self, *args, **kwargs):
+        proc = self.venvtx("--json", *args, **kwargs)
+        return proc, json.loads(proc.stdout)
+
+    def assertTreeEqual(self, before, after):
+        self.assertEqual(before, after, "trees differ (temp dir %s):\n%s" % (self.tmp, tree_diff(before, after)))
+
+    def assertOneLineError(self, proc, code):
+        self.assertEqual(proc.returncode, code, "stdout=%r stderr=%r (temp dir %s)" % (proc.stdout, proc.stderr, self.tmp))
+        message = proc.stderr.strip()
+        self.assertTrue(message.startswith("venvtx: "), proc.stderr)
+        self.assertNotIn("\n", message, proc.stderr)
+
+    def python(self, code):
+        return subprocess.run([os.path.join(self.venv, "bin", "python"), "-c", code],
+                              capture_output=True, text=True, env=self.env)
+
+    def store_index(self):
+        return sqlite3.connect(os.path.join(self.venv, ".venvtx", "index.sqlite"))
+
+    def object_files(self):
+        objects = os.path.join(self.venv, ".venvtx", "objects")
+        return sorted(os.path.join(d, f) for d, _, files in os.walk(objects) for f in files)

@@ -1,0 +1,170 @@
+"""Bad input: a one-line error, the contract's exit code, and nothing lost (issue 2, Done when 5)."""
+import json
+import os
+import time
+import unittest
+
+from support import VENVTX, VenvTestCase, tree_hash
+import subprocess
+
+
+class BadInput(VenvTestCase):
+    def dist_info(self, prefix):
+        return os.path.join(self.site, [d for d in os.listdir(self.site)
+                                        if d.startswith(prefix) and d.endswith(".dist-info")][0])
+
+    def test_no_venv_found(self):
+        proc = subprocess.run([VENVTX, "remove", "sglang"], capture_output=True, text=True,
+                              env=self.env, cwd=self.tmp)
+        self.assertOneLineError(proc, 2)
+        self.assertIn("no venv found", proc.stderr)
+
+    def test_venv_flag_naming_a_plain_directory(self):
+        proc = subprocess.run([VENVTX, "--venv", self.tmp, "log"], capture_output=True, text=True,
+                              env=self.env)
+        self.assertOneLineError(proc, 2)
+        self.assertIn("not a venv", proc.stderr)
+
+    def test_pattern_matching_nothing(self):
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "sglang", "no-such-dist*")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("no-such-dist*", proc.stderr)
+        self.assertEqual(before, tree_hash(self.venv))
+
+    def test_missing_record(self):
+        os.unlink(os.path.join(self.dist_info("flash_attn"), "RECORD"))
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("no RECORD", proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_malformed_record(self):
+        with open(os.path.join(self.dist_info("flash_attn"), "RECORD"), "a") as f:
+            f.write('flash_attn/"oops.py,sha256=abc\n')
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("malformed RECORD", proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_record_entry_escaping_the_venv(self):
+        canary = os.path.join(self.tmp, "canary")
+        with open(canary, "w") as f:
+            f.write("still here")
+        escape = os.path.relpath(canary, self.site)
+        self.assertTrue(escape.startswith("../../../.."))
+        with open(os.path.join(self.dist_info("flash_attn"), "RECORD"), "a") as f:
+            f.write("%s,,\n" % escape)
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("outside the venv", proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        with open(canary) as f:
+            self.assertEqual(f.read(), "still here")
+
+    def test_symlink_in_site_packages_pointing_outside(self):
+        target_dir = os.path.join(self.tmp, "outside")
+        os.mkdir(target_dir)
+        target = os.path.join(target_dir, "data.bin")
+        with open(target, "w") as f:
+            f.write("precious")
+        link = os.path.join(self.site, "flash_attn", "data_link")
+        os.symlink(target, link)
+        dir_link = os.path.join(self.site, "flash_attn", "dir_link")
+        os.symlink(target_dir, dir_link)
+        with open(os.path.join(self.dist_info("flash_attn"), "RECORD"), "a") as f:
+            f.write("flash_attn/data_link,,\nflash_attn/dir_link,,\n")
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertFalse(os.path.lexists(link))
+        self.assertFalse(os.path.lexists(dir_link))
+        with open(target) as f:
+            self.assertEqual(f.read(), "precious")
+        self.assertEqual(os.listdir(target_dir), ["data.bin"])
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertEqual(os.readlink(link), target)
+
+    def test_record_path_through_symlinked_directory_escaping(self):
+        outside = os.path.join(self.tmp, "elsewhere")
+        os.mkdir(outside)
+        with open(os.path.join(outside, "victim.py"), "w") as f:
+            f.write("x = 1\n")
+        os.symlink(outside, os.path.join(self.site, "flash_attn", "sneaky"))
+        with open(os.path.join(self.dist_info("flash_attn"), "RECORD"), "a") as f:
+            f.write("flash_attn/sneaky/victim.py,,\n")
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertOneLineError(proc, 2)
+        self.assertTrue(os.path.exists(os.path.join(outside, "victim.py")))
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_hanging_probe_is_killed_and_restored(self):
+        before = tree_hash(self.venv)
+        started = time.monotonic()
+        proc = self.venvtx("remove", "sglang", "--no-baseline", "--probe-timeout", "1", "--probe",
+                           "import subprocess, time; subprocess.Popen(['sleep', '60']); time.sleep(60)")
+        elapsed = time.monotonic() - started
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("timed out", proc.stdout)
+        self.assertLess(elapsed, 30)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_gpu_count_dropping_below_baseline_fails(self):
+        seq = os.path.join(self.tmp, "gpus.seq")
+        with open(seq, "w") as f:
+            f.write("2\n1\n")
+        env = dict(self.env, VENVTX_FAKE_GPUS_SEQ=seq)
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "sglang", "--probe", "import torch", env=env)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("expected 2 GPU(s), torch sees 1", proc.stdout)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_one_bad_gpu_is_named_and_others_reported(self):
+        env = dict(self.env, VENVTX_FAKE_GPUS="3:bad=1")
+        before = tree_hash(self.venv)
+        proc, tx = self.venvtx_json("remove", "sglang", "--probe", "import torch", env=env)
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        self.assertEqual(tx["state"], "aborted")
+        gpus = tx["baseline"]["gpus"]
+        self.assertEqual([g["ok"] for g in gpus], [True, False, True])
+        self.assertIn("illegal memory access", gpus[1]["error"])
+        self.assertIn("GPU 1", tx["baseline"]["error"])
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_gpus_exact_count(self):
+        env = dict(self.env, VENVTX_FAKE_GPUS="2")
+        proc = self.venvtx("remove", "sglang", "--gpus", "4", "--probe", "import torch", env=env)
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        proc = self.venvtx("remove", "sglang", "--gpus", "2", "--probe", "import torch", env=env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def test_unknown_option(self):
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "sglang", "--frobnicate")
+        self.assertOneLineError(proc, 2)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_errors_under_json(self):
+        proc = self.venvtx("--json", "remove", "nothing-like-this")
+        self.assertEqual(proc.returncode, 2)
+        document = json.loads(proc.stdout)
+        self.assertEqual(document["error"]["code"], 2)
+        self.assertIn("nothing-like-this", document["error"]["message"])
+
+    def test_dry_run_changes_nothing(self):
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "nvidia-*-cu13", "--dry-run")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("nvidia-cudnn-cu13", proc.stdout)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,132 @@
+"""remove -> probe -> exact restore, commit, rollback, log/show, dedup (issue 2, Done when 2-4)."""
+import glob
+import os
+import re
+import unittest
+
+from support import REPO, VenvTestCase, tree_hash
+
+
+class FailedProbeRestores(VenvTestCase):
+    def test_removing_torch_providers_fails_probe_and_restores_exactly(self):
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "nvidia-*-cu13", "--probe", "import torch")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertRegex(proc.stdout, r"ImportError: .*(cannot open shared object file|undefined symbol)")
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertEqual(self.python("import torch").returncode, 0)
+
+    def test_rolled_back_transaction_is_logged_with_probe_report(self):
+        self.venvtx("remove", "nvidia-*-cu13", "--probe", "import torch")
+        proc, log = self.venvtx_json("log")
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(len(log), 1)
+        tx = log[0]
+        self.assertEqual((tx["kind"], tx["state"]), ("remove", "rolled_back"))
+        self.assertFalse(tx["probe"]["passed"])
+        self.assertIn("ImportError", tx["probe"]["error"])
+        self.assertTrue(tx["baseline"]["passed"])
+        names = sorted(p["name"] for p in tx["packages"])
+        self.assertEqual(names, ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13",
+                                 "nvidia-nvshmem-cu13"])
+        self.assertTrue(all(p["after"] is None and p["before"] for p in tx["packages"]))
+
+
+class CommitAndRollback(VenvTestCase):
+    def test_remove_commits_and_rollback_restores_exactly(self):
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "sglang", "flash*", "--probe", "import torch")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        after = tree_hash(self.venv)
+        gone = [p for p in before if p not in after]
+        self.assertIn("bin/sglang", gone)
+        self.assertIn("share/flashinfer/config.json", gone)
+        self.assertTrue(any(p.endswith("sglang-0.5.5.dist-info/RECORD") for p in gone))
+        self.assertTrue(any("sglang/__pycache__/" in p and p.endswith(".pyc") for p in gone))
+        self.assertTrue(any(p.endswith("flash_attn-2.8.3.dist-info") for p in gone))
+        self.assertFalse([p for p in after if p not in before], "remove added files")
+        self.assertTrue(any(p.endswith("torch/__init__.py") for p in after))
+        self.assertNotEqual(self.python("import sglang").returncode, 0)
+
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertEqual(self.python("import sglang, flashinfer, flash_attn").returncode, 0)
+
+        proc, log = self.venvtx_json("log")
+        self.assertEqual([(t["id"], t["kind"], t["state"]) for t in log],
+                         [(2, "rollback", "committed"), (1, "remove", "undone")])
+        self.assertEqual(log[1]["undone_by"], 2)
+        for tx in log:
+            for field in ("id", "kind", "state", "started_at", "finished_at", "argv", "packages",
+                          "files", "probe", "undone_by"):
+                self.assertIn(field, tx)
+        self.assertRegex(log[1]["started_at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertEqual(log[1]["argv"][:2], ["venvtx", "--venv"])
+        self.assertEqual(log[1]["files"]["removed"], len([p for p in gone if before[p][0] != "dir"]))
+        self.assertEqual(log[0]["files"]["added"], log[1]["files"]["removed"])
+
+        proc, shown = self.venvtx_json("show", "1")
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(shown["id"], 1)
+        self.assertEqual(sorted(p["name"] for p in shown["packages"]),
+                         ["flash-attn", "flashinfer-python", "sglang"])
+        self.assertTrue(shown["probe"]["passed"])
+
+        human = self.venvtx("log").stdout
+        self.assertRegex(human, r"2\s+committed\s+rollback")
+        self.assertRegex(human, r"1\s+undone\s+remove")
+
+    def test_repeated_rollback_walks_back(self):
+        before = tree_hash(self.venv)
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        middle = tree_hash(self.venv)
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(middle, tree_hash(self.venv))
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        proc = self.venvtx("rollback")
+        self.assertOneLineError(proc, 2)
+
+    def test_rollback_to_undoes_everything_after(self):
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        after_first = tree_hash(self.venv)
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.assertEqual(self.venvtx("remove", "flashinfer-python").returncode, 0)
+        self.assertEqual(self.venvtx("rollback", "--to", "1").returncode, 0)
+        self.assertTreeEqual(after_first, tree_hash(self.venv))
+
+
+class StoreDetails(VenvTestCase):
+    def test_remove_rollback_remove_adds_no_objects(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        first = self.object_files()
+        self.assertGreater(len(first), 0)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.assertEqual(self.object_files(), first)
+        with self.store_index() as db:
+            rows = db.execute("SELECT COUNT(*) FROM objects").fetchone()[0]
+        self.assertEqual(rows, len(first))
+
+    def test_schema_version_comes_from_migrations(self):
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        numbers = [int(os.path.basename(p)[:4]) for p in glob.glob(os.path.join(REPO, "migrations", "*.sql"))]
+        with self.store_index() as db:
+            version = db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+            integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
+        self.assertEqual(version, max(numbers))
+        self.assertEqual(integrity, "ok")
+
+    def test_objects_are_named_by_their_sha256(self):
+        import hashlib
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        for path in self.object_files():
+            name = os.path.basename(os.path.dirname(path)) + os.path.basename(path)
+            with open(path, "rb") as f:
+                self.assertEqual(hashlib.sha256(f.read()).hexdigest(), name)
+
+
+if __name__ == "__main__":
+    unittest.main()
