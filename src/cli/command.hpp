@@ -33,6 +33,8 @@ Command register_rollback(CLI::App& parent);
 Command register_log(CLI::App& parent);
 Command register_show(CLI::App& parent);
 Command register_probe(CLI::App& parent);
+Command register_recover(CLI::App& parent);
+Command register_verify(CLI::App& parent);
 
 // Options every mutating command takes (--probe, --probe-timeout, --gpus, ...).
 struct MutationFlags {

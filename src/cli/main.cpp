@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
     app.add_flag("-v,--verbose", global.verbose, "debug log on stderr");
     app.add_flag("--no-progress", global.no_progress, "no progress line");
     std::vector<Command> commands = {register_remove(app), register_rollback(app), register_log(app),
-                                     register_show(app), register_probe(app)};
+                                     register_show(app), register_probe(app), register_verify(app),
+                                     register_recover(app)};
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& help) {

@@ -3,7 +3,12 @@
 
 #include "venvtx/core/error.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <fcntl.h>
 #include <memory>
 #include <openssl/evp.h>
@@ -65,6 +70,37 @@ FileDigest sha256_file(const std::filesystem::path& path) {
     ::close(fd);
     digest.hex = finish_hex(context.get());
     return digest;
+}
+
+std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths) {
+    std::vector<FileDigest> results(paths.size());
+    std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&]() {
+        for (size_t i = next++; i < paths.size(); i = next++) {
+            try {
+                results[i] = sha256_file(paths[i]);
+            } catch (...) {
+                std::lock_guard<std::mutex> guard(failure_mutex);
+                failure = std::current_exception();
+            }
+        }
+    };
+    size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+    workers = std::min(workers, std::max<size_t>(paths.size(), 1));
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < workers; ++i) {
+        threads.emplace_back(work);
+    }
+    work();
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
+    return results;
 }
 
 std::string sha256_hex(const std::string& data) {

@@ -49,7 +49,7 @@ void move_fd(int fd, int target) {
 [[noreturn]] void exec_child(const SubprocessSpec& spec, const Pipe& out, const Pipe& err,
                              const Pipe& report) {
     ::setpgid(0, 0);
-    int devnull = ::open("/dev/null", O_RDONLY);
+    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     move_fd(devnull, 0);
     if (!spec.inherit_output) {
         move_fd(out.write, 1);

@@ -115,11 +115,16 @@ void History::set_probe(std::int64_t id, const char* column, const nlohmann::jso
     m_db.prepare(sql).bind(1, report.dump()).bind(2, id).run();
 }
 
-void History::set_undone_by(std::int64_t id, std::int64_t undone_by) {
-    m_db.prepare("UPDATE transactions SET undone_by = ?, state = 'undone' WHERE id = ?")
-        .bind(1, undone_by)
-        .bind(2, id)
-        .run();
+void History::commit(std::int64_t id, std::optional<std::int64_t> undoes) {
+    SqlTransaction transaction(m_db);
+    set_state(id, "committed");
+    if (undoes) {
+        m_db.prepare("UPDATE transactions SET undone_by = ?, state = 'undone' WHERE id = ?")
+            .bind(1, id)
+            .bind(2, *undoes)
+            .run();
+    }
+    transaction.commit();
 }
 
 void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
@@ -162,6 +167,28 @@ std::int64_t History::object_count() {
     Statement query = m_db.prepare("SELECT COUNT(*) FROM objects");
     query.step();
     return query.integer(0);
+}
+
+std::vector<std::string> History::objects_created_by(std::int64_t tx) {
+    Statement query = m_db.prepare("SELECT sha256 FROM objects WHERE created_by = ?");
+    query.bind(1, tx);
+    std::vector<std::string> hexes;
+    while (query.step()) {
+        hexes.push_back(query.text(0));
+    }
+    return hexes;
+}
+
+std::vector<std::pair<std::string, std::string>> History::object_references() {
+    Statement query = m_db.prepare(
+        "SELECT o.sha256, (SELECT 'tx ' || e.tx_id || ': ' || e.path FROM entries e WHERE "
+        "e.before_object = o.sha256 OR e.after_object = o.sha256 ORDER BY e.tx_id DESC LIMIT 1) "
+        "FROM objects o ORDER BY o.sha256");
+    std::vector<std::pair<std::string, std::string>> references;
+    while (query.step()) {
+        references.emplace_back(query.text(0), query.text(1));
+    }
+    return references;
 }
 
 TransactionRecord History::read_transaction(Statement& row) {

@@ -6,10 +6,7 @@
 #include "venvtx/txn/entry_order.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
+#include <set>
 
 namespace venvtx {
 
@@ -40,38 +37,6 @@ void move_into_staging(const stdfs::path& from, const stdfs::path& to, const Nod
     }
 }
 
-// Hashes `paths` on several threads; results[i] is the digest of paths[i].
-std::vector<FileDigest> hash_in_parallel(const std::vector<stdfs::path>& paths) {
-    std::vector<FileDigest> results(paths.size());
-    std::atomic<size_t> next{0};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    auto work = [&]() {
-        for (size_t i = next++; i < paths.size(); i = next++) {
-            try {
-                results[i] = sha256_file(paths[i]);
-            } catch (...) {
-                std::lock_guard<std::mutex> guard(failure_mutex);
-                failure = std::current_exception();
-            }
-        }
-    };
-    size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-    workers = std::min(workers, std::max<size_t>(paths.size(), 1));
-    std::vector<std::thread> threads;
-    for (size_t i = 1; i < workers; ++i) {
-        threads.emplace_back(work);
-    }
-    work();
-    for (auto& thread : threads) {
-        thread.join();
-    }
-    if (failure) {
-        std::rethrow_exception(failure);
-    }
-    return results;
-}
-
 } // namespace
 
 CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, std::int64_t tx,
@@ -100,12 +65,13 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
     for (Entry* entry : staged_files) {
         paths.push_back(staging / std::to_string(entry->id));
     }
-    std::vector<FileDigest> digests = hash_in_parallel(paths);
+    std::vector<FileDigest> digests = sha256_files(paths);
     CaptureResult result;
+    std::set<std::string> seen;
     for (size_t i = 0; i < staged_files.size(); ++i) {
         staged_files[i]->before.object = digests[i].hex;
         staged_files[i]->before.size = digests[i].size;
-        if (objects.adopt(paths[i], digests[i].hex)) {
+        if (!objects.has(digests[i].hex) && seen.insert(digests[i].hex).second) {
             result.new_objects.emplace_back(digests[i].hex, digests[i].size);
         }
     }
@@ -115,6 +81,15 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
         }
     }
     return result;
+}
+
+void adopt_captured(ObjectStore& objects, std::int64_t tx, const std::vector<Entry>& entries) {
+    stdfs::path staging = objects.staging_dir(tx);
+    for (const auto& entry : entries) {
+        if (entry.progress == "captured" && entry.before.type == NodeType::file) {
+            objects.adopt(staging / std::to_string(entry.id), entry.before.object);
+        }
+    }
 }
 
 } // namespace venvtx

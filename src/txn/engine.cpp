@@ -84,10 +84,7 @@ public:
                 return {ExitCode::probe_failed, history.find(m_tx)};
             }
         }
-        history.set_state(m_tx, "committed");
-        if (m_plan.undoes) {
-            history.set_undone_by(*m_plan.undoes, m_tx);
-        }
+        history.commit(m_tx, m_plan.undoes);
         remove_staging();
         return {ExitCode::ok, history.find(m_tx)};
     }
@@ -100,6 +97,7 @@ private:
                 m_new_objects.insert(object.first);
             }
             m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects);
+            adopt_captured(m_store.objects(), m_tx, m_plan.entries);
             materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, {});
             m_store.history().set_state(m_tx, "applied");
         } catch (const Error& error) {
@@ -147,14 +145,6 @@ private:
 Outcome run_transaction(const Context& context, const MutationOptions& options, Store& store,
                         TransactionPlan plan) {
     return TransactionRun(context, options, store, std::move(plan)).run();
-}
-
-void require_no_interrupted(Store& store) {
-    auto unfinished = store.history().unfinished();
-    if (!unfinished.empty()) {
-        throw Error(ExitCode::locked, "transaction " + std::to_string(unfinished.front().id) +
-                                          " was interrupted; run `venvtx recover` first");
-    }
 }
 
 } // namespace venvtx

@@ -31,10 +31,6 @@ bool already_there(const NodeState& current, const NodeState& target) {
            current.mtime_ns == target.mtime_ns;
 }
 
-stdfs::path temporary_beside(const stdfs::path& path, std::int64_t id) {
-    return path.parent_path() / (".venvtx-tmp-" + std::to_string(id) + "-" + path.filename().string());
-}
-
 void fix_attributes(const stdfs::path& path, const NodeState& target) {
     NodeState now = observe_node(path);
     if (now.mode != target.mode) {
@@ -118,7 +114,7 @@ private:
             fs.rmdir(path);
         }
         if (target.type == NodeType::symlink) {
-            stdfs::path temporary = temporary_beside(path, entry.id);
+            stdfs::path temporary = temporary_path_for(path, entry.id);
             fs.symlink(target.link_target, temporary);
             fs.rename(temporary, path);
             return;
@@ -130,7 +126,7 @@ private:
             fs.rename(m_objects.object_path(target.object), path);
             m_moved.push_back(target.object);
         } else {
-            stdfs::path temporary = temporary_beside(path, entry.id);
+            stdfs::path temporary = temporary_path_for(path, entry.id);
             fs.copy_file(m_objects.object_path(target.object), temporary, target.mode);
             fs.rename(temporary, path);
         }
@@ -156,6 +152,10 @@ private:
 };
 
 } // namespace
+
+stdfs::path temporary_path_for(const stdfs::path& path, std::int64_t entry_id) {
+    return path.parent_path() / (".venvtx-tmp-" + std::to_string(entry_id) + "-" + path.filename().string());
+}
 
 void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>& entries, Side side,
                            const MaterializeSources& sources) {

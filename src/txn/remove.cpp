@@ -2,6 +2,7 @@
 #include "venvtx/txn/remove.hpp"
 
 #include "venvtx/txn/engine.hpp"
+#include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/report.hpp"
 #include "venvtx/venv/inventory.hpp"
 #include "venvtx/venv/removal_plan.hpp"
@@ -39,7 +40,7 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
     }
     Store store(context.store_root, true);
     MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
-    require_no_interrupted(store);
+    recover_before_mutating(context, store);
     return run_transaction(context, options.mutation, store, to_transaction(removal));
 }
 

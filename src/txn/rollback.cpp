@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/txn/engine.hpp"
+#include "venvtx/txn/recover.hpp"
 
 namespace venvtx {
 
@@ -54,7 +55,7 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     }
     Store store(context.store_root, true);
     MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
-    require_no_interrupted(store);
+    recover_before_mutating(context, store);
     std::vector<TransactionRecord> undo = targets(store, options);
     if (undo.empty()) {
         throw usage_error(options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)

@@ -41,10 +41,12 @@ Metadata parse_metadata(std::string_view text) {
         if (line.empty()) {
             return false; // end of headers; the body follows
         }
-        if ((line.front() == ' ' || line.front() == '\t') && last) {
-            *last += " ";
-            *last += trim(line);
-            return true;
+        if (line.front() == ' ' || line.front() == '\t') {
+            if (last) {
+                *last += " ";
+                *last += trim(line);
+            }
+            return true; // a continuation never starts a header
         }
         size_t colon = line.find(':');
         if (colon == std::string_view::npos) {

@@ -131,6 +131,11 @@ std::vector<RecordEntry> parse_record(std::string_view text, const std::string& 
             throw usage_error(source + ":" + std::to_string(line) + ": malformed RECORD: bad size '" +
                               fields[2] + "'");
         }
+        // A sha256 digest in urlsafe base64 is exactly 43 characters: a shorter one is torn.
+        if (fields[1].rfind("sha256=", 0) == 0 && fields[1].size() != 7 + 43) {
+            throw usage_error(source + ":" + std::to_string(line) + ": malformed RECORD: bad sha256 '" +
+                              fields[1] + "' (file cut short?)");
+        }
         if (!fields[1].empty() && fields[1].find('=') == std::string::npos) {
             throw usage_error(source + ":" + std::to_string(line) + ": malformed RECORD: bad hash '" +
                               fields[1] + "'");

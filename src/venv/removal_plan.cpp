@@ -55,7 +55,7 @@ public:
         for (const auto& entry : dist.record) {
             auto rel = m_resolver.resolve(dist.site_packages, entry.path, dist.name);
             if (!rel) {
-                m_plan.missing.push_back(entry.path);
+                m_plan.missing.push_back(entry.path); // its directory is gone: no resolved form
                 continue;
             }
             add_path(*rel, dist.name, true);

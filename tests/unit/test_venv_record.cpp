@@ -32,10 +32,10 @@ constexpr int k_usage = static_cast<int>(ExitCode::usage);
 
 TEST_SUITE("parse_record") {
     TEST_CASE("plain rows") {
-        auto entries = parse_record("pkg/__init__.py,sha256=AAAA,12\npkg-1.0.dist-info/RECORD,,\n", "R");
+        auto entries = parse_record("pkg/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,12\npkg-1.0.dist-info/RECORD,,\n", "R");
         REQUIRE(entries.size() == 2);
         CHECK(entries[0].path == "pkg/__init__.py");
-        CHECK(entries[0].hash == "sha256=AAAA");
+        CHECK(entries[0].hash == "sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
         REQUIRE(entries[0].size.has_value());
         CHECK(*entries[0].size == 12);
         CHECK(entries[1].path == "pkg-1.0.dist-info/RECORD");
@@ -44,7 +44,7 @@ TEST_SUITE("parse_record") {
     }
 
     TEST_CASE("quoted fields keep commas, doubled quotes and newlines") {
-        auto entries = parse_record("\"a,b.py\",sha256=X,1\n\"say \"\"hi\"\".txt\",,\n\"two\nlines\",,3\n", "R");
+        auto entries = parse_record("\"a,b.py\",sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,1\n\"say \"\"hi\"\".txt\",,\n\"two\nlines\",,3\n", "R");
         REQUIRE(entries.size() == 3);
         CHECK(entries[0].path == "a,b.py");
         CHECK(entries[1].path == "say \"hi\".txt");
@@ -53,7 +53,7 @@ TEST_SUITE("parse_record") {
     }
 
     TEST_CASE("CRLF line endings are stripped") {
-        auto entries = parse_record("a.py,sha256=X,5\r\nb.py,,\r\n", "R");
+        auto entries = parse_record("a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,5\r\nb.py,,\r\n", "R");
         REQUIRE(entries.size() == 2);
         CHECK(entries[0].path == "a.py");
         CHECK(entries[0].size == std::optional<std::uint64_t>(5));
@@ -62,7 +62,7 @@ TEST_SUITE("parse_record") {
     }
 
     TEST_CASE("paths are kept as written, '..' and absolute included") {
-        auto entries = parse_record("../../../bin/tool,,\n/abs/path.so,sha256=Y,7\n", "R");
+        auto entries = parse_record("../../../bin/tool,,\n/abs/path.so,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,7\n", "R");
         REQUIRE(entries.size() == 2);
         CHECK(entries[0].path == "../../../bin/tool");
         CHECK(entries[1].path == "/abs/path.so");
@@ -75,14 +75,15 @@ TEST_SUITE("parse_record") {
     }
 
     TEST_CASE("malformed input is a usage error naming source and line") {
-        CHECK(error_code_of("a.py,sha256=X\n") == k_usage);
-        CHECK(error_code_of("a.py,sha256=X,1,extra\n") == k_usage);
+        CHECK(error_code_of("a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU\n") == k_usage);
+        CHECK(error_code_of("a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,1,extra\n") == k_usage);
         CHECK(error_code_of("a.py,,\n\"unterminated,,\n") == k_usage);
-        CHECK(error_code_of("a.py,sha256=X,12a\n") == k_usage);
-        CHECK(error_code_of("a.py,sha256=X,-1\n") == k_usage);
-        CHECK(error_code_of("a.py,sha256=X,99999999999999999999999\n") == k_usage);
+        CHECK(error_code_of("a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,12a\n") == k_usage);
+        CHECK(error_code_of("a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,-1\n") == k_usage);
+        CHECK(error_code_of("a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,99999999999999999999999\n") == k_usage);
         CHECK(error_code_of("a.py,nohash,1\n") == k_usage);
-        CHECK(error_code_of(",sha256=X,1\n") == k_usage);
+        CHECK(error_code_of(",sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,1\n") == k_usage);
+        CHECK(error_code_of("a.py,sha256=47DEQpj8HBSa-_TImW,1\n") == k_usage); // torn digest
         CHECK(error_code_of("a\"b.py,,\n") == k_usage);
         CHECK(error_code_of("\"a.py\"x,,\n") == k_usage);
         try {
@@ -98,7 +99,7 @@ TEST_SUITE("parse_record") {
         for (const auto& eol : k_endings) {
             const std::string full = "pkg/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0" + eol +
                                      "\"pkg/we,ird \"\"q\"\".py\",sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,3" + eol +
-                                     "../../../bin/tool,sha256=AbCd,1234" + eol +
+                                     "../../../bin/tool,sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,1234" + eol +
                                      "pkg/data.bin,,9" + eol +
                                      "pkg-1.0.dist-info/RECORD,," + eol;
             const auto original = parse_record(full, "R");

@@ -124,8 +124,8 @@ TEST_SUITE("plan_removal") {
             CHECK(dirs == std::set<std::string>{s + "alpha/sub/deep", s + "alpha/sub", s + "alpha-1.0.dist-info"});
             for (size_t i = 0; i < plan.dirs.size(); ++i) {
                 for (size_t j = i + 1; j < plan.dirs.size(); ++j) {
-                    CHECK_MESSAGE(plan.dirs[i].path.rfind(plan.dirs[j].path + "/", 0) != 0,
-                                  plan.dirs[j].path << " comes before its child " << plan.dirs[i].path);
+                    CHECK_MESSAGE(plan.dirs[j].path.rfind(plan.dirs[i].path + "/", 0) != 0,
+                                  plan.dirs[i].path << " comes before its child " << plan.dirs[j].path);
                 }
             }
             CHECK(dirs.count("bin") == 0);

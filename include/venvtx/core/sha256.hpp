@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace venvtx {
 
@@ -14,6 +15,8 @@ struct FileDigest {
 
 // Hashes a regular file without following a final symlink. Throws Error on I/O failure.
 FileDigest sha256_file(const std::filesystem::path& path);
+// Hashes many files on several threads; result i belongs to paths[i]. Rethrows the first error.
+std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths);
 std::string sha256_hex(const std::string& data);
 // RECORD's form: "sha256=" + urlsafe base64 without padding (PEP 376 / wheel spec).
 std::string record_hash_from_hex(const std::string& hex);

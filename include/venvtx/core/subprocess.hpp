@@ -30,7 +30,8 @@ struct SubprocessResult {
     double duration_s = 0;
 };
 
-// Throws Error if the program cannot be started at all.
+// Throws Error when no process can be made (pipe, fork); a program that cannot be executed
+// shows as exit code 127, as in a shell.
 SubprocessResult run_subprocess(const SubprocessSpec& spec);
 
 } // namespace venvtx

@@ -67,7 +67,8 @@ public:
     void set_state(std::int64_t id, const std::string& state,
                    const std::optional<std::string>& message = std::nullopt);
     void set_probe(std::int64_t id, const char* column, const nlohmann::json& report);
-    void set_undone_by(std::int64_t id, std::int64_t undone_by);
+    // Marks `id` committed and, atomically with it, `undoes` (if any) undone by `id`.
+    void commit(std::int64_t id, std::optional<std::int64_t> undoes);
     // Stores the objects of `entries` (before/after) and their progress, in one SQL transaction.
     void save_entries(std::int64_t tx, const std::vector<Entry>& entries,
                       const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
@@ -75,6 +76,9 @@ public:
     // How many entries of other transactions name this object (before or after).
     std::int64_t object_references(const std::string& hex, std::int64_t except_tx);
     std::int64_t object_count();
+    std::vector<std::string> objects_created_by(std::int64_t tx);
+    // Every stored object with one transaction and path that needs it ("tx 3: lib/x.so").
+    std::vector<std::pair<std::string, std::string>> object_references();
 
     std::vector<TransactionRecord> list(std::optional<std::int64_t> limit);
     std::optional<TransactionRecord> find(std::int64_t id);

@@ -18,10 +18,14 @@ struct CaptureResult {
 };
 
 // For each entry whose before-state is a file or symlink that the transaction changes: rename
-// it into staging; then remove directories that must go (deepest first); then hash and adopt
-// the staged files. Fills Entry::before.object. Throws on failure, leaving every moved file
-// in staging or the store, where restore() finds it.
+// it into staging; then remove directories that must go (deepest first); then hash the staged
+// files in parallel. Fills Entry::before.object and lists the objects the store lacks. Throws
+// on failure, leaving every moved file in staging, where a restore finds it.
 CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, std::int64_t tx,
                                 std::vector<Entry>& entries);
+
+// Moves captured files from staging to their object names. Called once their hashes are in the
+// index, so a crash at any point leaves each file findable (staging, or object by hash).
+void adopt_captured(ObjectStore& objects, std::int64_t tx, const std::vector<Entry>& entries);
 
 } // namespace venvtx

@@ -24,7 +24,4 @@ struct TransactionPlan {
 Outcome run_transaction(const Context& context, const MutationOptions& options, Store& store,
                         TransactionPlan plan);
 
-// Refuses to start while an earlier transaction is unfinished (exit 5).
-void require_no_interrupted(Store& store);
-
 } // namespace venvtx

@@ -29,7 +29,8 @@ struct RemovalPlan {
     std::vector<PlannedPath> files;  // regular files and symlinks
     std::vector<PlannedPath> dirs;   // directories left empty, deepest first
     std::vector<SharedFile> shared_kept;
-    std::vector<std::string> missing;  // listed in a RECORD but not on disk
+    std::vector<std::string> missing;  // listed in a RECORD but not on disk (venv-relative, or
+                                       // as written when its directory is gone too)
     std::uint64_t bytes = 0;
 };
 

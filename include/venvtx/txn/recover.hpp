@@ -1,0 +1,22 @@
+// Recovery of transactions a crash (or a failed restore) left unfinished: each is brought back
+// to exactly its before-state, and the index says so ('rolled_back').
+#pragma once
+
+#include "venvtx/store/store.hpp"
+#include "venvtx/txn/context.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace venvtx {
+
+// Recovers every unfinished transaction; returns their ids. The store must be locked.
+std::vector<std::int64_t> recover_interrupted(const Context& context, Store& store);
+
+// Run at the start of every mutating command: recovers, or exits 5 when recovery fails.
+void recover_before_mutating(const Context& context, Store& store);
+
+// `venvtx recover`.
+Outcome recover(const Context& context, std::optional<double> wait_s);
+
+} // namespace venvtx

@@ -1,0 +1,30 @@
+// `venvtx verify`: store objects against their names, venv files against their RECORD hashes.
+#pragma once
+
+#include "venvtx/txn/context.hpp"
+
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+struct VerifyOptions {
+    double sample_percent = 100;  // of store objects to re-hash
+};
+
+struct VerifyProblem {
+    std::string what;    // "corrupted object", "missing object", "modified file", "missing file", ...
+    std::string path;    // object path or venv-relative file
+    std::string owner;   // distribution (files) or "tx N: path" (objects)
+    std::string detail;
+};
+
+struct VerifyReport {
+    std::size_t objects_checked = 0;
+    std::size_t files_checked = 0;
+    std::vector<VerifyProblem> problems;
+};
+
+VerifyReport verify(const Context& context, const VerifyOptions& options);
+
+} // namespace venvtx

@@ -1,0 +1,85 @@
+// Recovery: finish an interrupted transaction by restoring its before-state.
+#include "venvtx/txn/recover.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
+#include "venvtx/txn/materialize.hpp"
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// A crash between writing a temporary and renaming it leaves it beside its target.
+void remove_temporaries(const VenvLayout& layout, const std::vector<Entry>& entries) {
+    for (const auto& entry : entries) {
+        stdfs::path temporary = temporary_path_for(layout.root / entry.path, entry.id);
+        if (observe_node(temporary).type != NodeType::absent) {
+            Fs::instance().unlink(temporary);
+        }
+    }
+}
+
+void recover_one(const Context& context, Store& store, const TransactionRecord& record) {
+    History& history = store.history();
+    std::vector<Entry> entries = history.entries(record.id);
+    MaterializeSources sources;
+    sources.staging_tx = record.id;
+    std::vector<std::string> unstored;
+    for (const auto& hex : history.objects_created_by(record.id)) {
+        sources.movable.insert(hex);
+        if (!store.objects().has(hex)) {
+            unstored.push_back(hex); // journaled, never adopted: its bytes are still in staging
+        }
+    }
+    remove_temporaries(context.layout, entries);
+    std::vector<std::string> moved = materialize(context.layout, store.objects(), entries, Side::before, sources);
+    moved.insert(moved.end(), unstored.begin(), unstored.end());
+    history.forget_objects(moved);
+    try {
+        stdfs::remove_all(store.objects().staging_dir(record.id));
+    } catch (const stdfs::filesystem_error&) {
+    }
+    history.set_state(record.id, "rolled_back",
+                      "interrupted while " + record.state + "; recovered to the state before it");
+}
+
+} // namespace
+
+std::vector<std::int64_t> recover_interrupted(const Context& context, Store& store) {
+    std::vector<std::int64_t> recovered;
+    for (const auto& record : store.history().unfinished()) {
+        recover_one(context, store, record);
+        recovered.push_back(record.id);
+        context.out.say("recovered interrupted tx " + std::to_string(record.id) + " (" + record.kind +
+                        "): the venv is back to its state before it");
+    }
+    return recovered;
+}
+
+void recover_before_mutating(const Context& context, Store& store) {
+    try {
+        recover_interrupted(context, store);
+    } catch (const Error& error) {
+        throw Error(ExitCode::locked, std::string("an interrupted transaction could not be recovered "
+                                                  "automatically (") + error.what() + "); run `venvtx recover`");
+    }
+}
+
+Outcome recover(const Context& context, std::optional<double> wait_s) {
+    if (!Store::exists(context.store_root)) {
+        context.out.say("nothing to recover: no venvtx history");
+        return {};
+    }
+    Store store(context.store_root, true);
+    MutationLock lock(context.store_root, context.layout.root, wait_s);
+    std::vector<std::int64_t> recovered = recover_interrupted(context, store);
+    if (recovered.empty()) {
+        context.out.say("nothing to recover");
+        return {};
+    }
+    return {ExitCode::ok, store.history().find(recovered.back())};
+}
+
+} // namespace venvtx

@@ -1,0 +1,108 @@
+// verify: re-hash store objects and RECORD-listed venv files, naming every difference.
+#include "venvtx/txn/verify.hpp"
+
+#include "venvtx/core/sha256.hpp"
+#include "venvtx/store/store.hpp"
+#include "venvtx/venv/inventory.hpp"
+#include "venvtx/venv/path_resolver.hpp"
+
+#include <random>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+struct Pending {
+    stdfs::path path;
+    VerifyProblem if_bad;
+    std::string expected;  // hex for objects, RECORD hash for files
+    std::optional<std::uint64_t> size;
+};
+
+void check_all(std::vector<Pending>& pending, bool record_form, VerifyReport& report) {
+    std::vector<stdfs::path> present;
+    std::vector<Pending*> owners;
+    for (auto& item : pending) {
+        if (observe_node(item.path).type != NodeType::file) {
+            item.if_bad.what = record_form ? "missing file" : "missing object";
+            report.problems.push_back(item.if_bad);
+            continue;
+        }
+        present.push_back(item.path);
+        owners.push_back(&item);
+    }
+    std::vector<FileDigest> digests = sha256_files(present);
+    for (size_t i = 0; i < digests.size(); ++i) {
+        Pending& item = *owners[i];
+        std::string actual = record_form ? record_hash_from_hex(digests[i].hex) : digests[i].hex;
+        if (actual != item.expected || (item.size && *item.size != digests[i].size)) {
+            item.if_bad.what = record_form ? "modified file" : "corrupted object";
+            item.if_bad.detail = "expected " + item.expected + ", found " + actual;
+            report.problems.push_back(item.if_bad);
+        }
+    }
+}
+
+void check_objects(const Context& context, const VerifyOptions& options, VerifyReport& report) {
+    if (!Store::exists(context.store_root)) {
+        return;
+    }
+    Store store(context.store_root, false);
+    std::mt19937 random(std::random_device{}());
+    std::uniform_real_distribution<double> percent(0, 100);
+    std::vector<Pending> pending;
+    for (const auto& [hex, reference] : store.history().object_references()) {
+        if (options.sample_percent < 100 && percent(random) >= options.sample_percent) {
+            continue;
+        }
+        Pending item;
+        item.path = store.objects().object_path(hex);
+        item.expected = hex;
+        item.if_bad = {"", item.path.string(), reference, ""};
+        pending.push_back(std::move(item));
+    }
+    report.objects_checked = pending.size();
+    check_all(pending, false, report);
+}
+
+void check_files(const Context& context, VerifyReport& report) {
+    PathResolver resolver(context.layout, context.store_root);
+    std::vector<Pending> pending;
+    for (const auto& dist : scan_inventory(context.layout)) {
+        if (dist.record_error) {
+            report.problems.push_back({"unreadable RECORD", dist.dist_info.string(), dist.name, *dist.record_error});
+            continue;
+        }
+        for (const auto& entry : dist.record) {
+            if (entry.hash.rfind("sha256=", 0) != 0) {
+                continue; // RECORD itself, bytecode, other algorithms
+            }
+            try {
+                auto rel = resolver.resolve(dist.site_packages, entry.path, dist.name);
+                Pending item;
+                item.path = context.layout.root / rel.value_or(entry.path);
+                item.expected = entry.hash;
+                item.size = entry.size;
+                item.if_bad = {"", rel.value_or(entry.path), dist.name, ""};
+                pending.push_back(std::move(item));
+            } catch (const Error& error) {
+                report.problems.push_back({"path outside the venv", entry.path, dist.name, error.what()});
+            }
+        }
+    }
+    report.files_checked = pending.size();
+    check_all(pending, true, report);
+}
+
+} // namespace
+
+VerifyReport verify(const Context& context, const VerifyOptions& options) {
+    VerifyReport report;
+    check_objects(context, options, report);
+    check_files(context, report);
+    return report;
+}
+
+} // namespace venvtx
