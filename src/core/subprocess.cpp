@@ -58,6 +58,8 @@ void move_fd(int fd, int target) {
     if (spec.report_pipe) {
         move_fd(report.write, 3);
     }
+    // Nothing else of ours (locks, the index, a caller's descriptors) leaks into the child.
+    ::close_range(spec.report_pipe ? 4 : 3, ~0U, 0);
     for (const auto& [name, value] : spec.env) {
         if (value) {
             ::setenv(name.c_str(), value->c_str(), 1);

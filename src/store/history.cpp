@@ -75,12 +75,19 @@ std::int64_t History::begin(const std::string& kind, const nlohmann::json& argv,
     Statement entry = m_db.prepare(
         "INSERT INTO entries (tx_id, path, before_type, before_mode, before_size, before_mtime_ns, "
         "before_link, before_object, after_type, after_mode, after_size, after_mtime_ns, "
-        "after_link, after_object, progress) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "after_link, after_object, progress, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?)");
     for (auto& row : entries) {
         entry.bind(1, id).bind(2, row.path);
         bind_state(entry, 3, row.before);
         bind_state(entry, 9, row.after);
-        entry.bind(15, row.progress).run();
+        entry.bind(15, row.progress);
+        if (row.owner.empty()) {
+            entry.bind_null(16);
+        } else {
+            entry.bind(16, row.owner);
+        }
+        entry.run();
         row.id = m_db.last_insert_id();
     }
     transaction.commit();
@@ -135,12 +142,15 @@ void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
         object.bind(1, hex).bind(2, static_cast<std::int64_t>(size)).bind(3, tx).run();
     }
     Statement update = m_db.prepare(
-        "UPDATE entries SET before_object = ?, after_object = ?, progress = ? WHERE id = ?");
+        "UPDATE entries SET before_object = ?, after_object = ?, progress = ?, before_type = ?, "
+        "before_size = ? WHERE id = ?");
     for (const auto& entry : entries) {
         update.bind(1, entry.before.object.empty() ? std::nullopt : std::optional(entry.before.object))
             .bind(2, entry.after.object.empty() ? std::nullopt : std::optional(entry.after.object))
             .bind(3, entry.progress)
-            .bind(4, entry.id)
+            .bind(4, std::string(node_type_name(entry.before.type)))
+            .bind(5, static_cast<std::int64_t>(entry.before.size))
+            .bind(6, entry.id)
             .run();
     }
     transaction.commit();
@@ -181,7 +191,8 @@ std::vector<std::string> History::objects_created_by(std::int64_t tx) {
 
 std::vector<std::pair<std::string, std::string>> History::object_references() {
     Statement query = m_db.prepare(
-        "SELECT o.sha256, (SELECT 'tx ' || e.tx_id || ': ' || e.path FROM entries e WHERE "
+        "SELECT o.sha256, (SELECT COALESCE(e.owner || ', ', '') || 'tx ' || e.tx_id || ': ' || "
+        "e.path FROM entries e WHERE "
         "e.before_object = o.sha256 OR e.after_object = o.sha256 ORDER BY e.tx_id DESC LIMIT 1) "
         "FROM objects o ORDER BY o.sha256");
     std::vector<std::pair<std::string, std::string>> references;
@@ -250,7 +261,7 @@ std::vector<Entry> History::entries(std::int64_t tx) {
     Statement query = m_db.prepare(
         "SELECT id, path, before_type, before_mode, before_size, before_mtime_ns, before_link, "
         "before_object, after_type, after_mode, after_size, after_mtime_ns, after_link, "
-        "after_object, progress FROM entries WHERE tx_id = ? ORDER BY id");
+        "after_object, progress, owner FROM entries WHERE tx_id = ? ORDER BY id");
     query.bind(1, tx);
     std::vector<Entry> entries;
     while (query.step()) {
@@ -260,6 +271,7 @@ std::vector<Entry> History::entries(std::int64_t tx) {
         entry.before = read_state(query, 2);
         entry.after = read_state(query, 8);
         entry.progress = query.text(14);
+        entry.owner = query.text(15);
         entries.push_back(std::move(entry));
     }
     return entries;

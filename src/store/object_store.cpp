@@ -13,6 +13,9 @@ namespace stdfs = std::filesystem;
 ObjectStore::ObjectStore(stdfs::path root) : m_root(std::move(root)) {}
 
 stdfs::path ObjectStore::object_path(const std::string& hex) const {
+    if (hex.size() != 64) {
+        throw Error(ExitCode::internal, "no stored content (object name '" + hex + "')");
+    }
     return m_root / "objects" / hex.substr(0, 2) / hex.substr(2);
 }
 
@@ -21,6 +24,9 @@ stdfs::path ObjectStore::staging_dir(std::int64_t tx) const {
 }
 
 bool ObjectStore::has(const std::string& hex) const {
+    if (hex.size() != 64) {
+        return false;
+    }
     struct stat st {};
     return ::lstat(object_path(hex).c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
@@ -40,11 +46,11 @@ bool ObjectStore::adopt(const stdfs::path& staged, const std::string& hex) {
 void ObjectStore::verify(const std::string& hex) const {
     stdfs::path path = object_path(hex);
     if (!has(hex)) {
-        throw Error(ExitCode::internal, "store object " + hex + " is missing (" + path.string() + ")");
+        throw Error(ExitCode::verify_failed, "store object " + hex + " is missing (" + path.string() + ")");
     }
     FileDigest digest = sha256_file(path);
     if (digest.hex != hex) {
-        throw Error(ExitCode::internal, "store object " + hex + " is corrupted: its bytes now hash to " +
+        throw Error(ExitCode::verify_failed, "store object " + hex + " is corrupted: its bytes now hash to " +
                                             digest.hex + " (" + path.string() + ")");
     }
 }

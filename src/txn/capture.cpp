@@ -49,7 +49,15 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
         if (!changes_leaf(entry)) {
             continue;
         }
-        move_into_staging(layout.root / entry.path, staging / std::to_string(entry.id), entry.before);
+        try {
+            move_into_staging(layout.root / entry.path, staging / std::to_string(entry.id), entry.before);
+        } catch (const FsError& error) {
+            if (error.errno_value() != ENOENT) {
+                throw;
+            }
+            entry.before = NodeState{}; // removed by someone else since the plan: nothing to keep
+            continue;
+        }
         entry.progress = "captured";
         if (entry.before.type == NodeType::file) {
             staged_files.push_back(&entry);

@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/sha256.hpp"
 #include "venvtx/txn/entry_order.hpp"
 
 #include <map>
@@ -120,7 +121,20 @@ private:
             return;
         }
         stdfs::path staged = m_objects.staging_dir(m_sources.staging_tx) / std::to_string(entry.id);
-        if (m_side == Side::before && m_sources.staging_tx != 0 && observe_node(staged).type == NodeType::file) {
+        bool from_staging = m_side == Side::before && m_sources.staging_tx != 0 &&
+                            observe_node(staged).type == NodeType::file;
+        if (!from_staging && !m_objects.has(target.object) && current.type == NodeType::file &&
+            sha256_file(path).hex == target.object) {
+            // An interrupted restore renamed the object here but did not finish its attributes.
+            consume_use(target.object);
+            fix_attributes(path, target);
+            return;
+        }
+        if (!from_staging && !m_objects.has(target.object)) {
+            throw Error(ExitCode::internal, "cannot restore " + entry.path + ": store object " +
+                                                target.object + " is missing");
+        }
+        if (from_staging) {
             fs.rename(staged, path); // never adopted: the original inode goes straight back
         } else if (consume_use(target.object)) {
             fs.rename(m_objects.object_path(target.object), path);
@@ -172,8 +186,8 @@ void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>&
         try {
             objects.verify(target.object);
         } catch (const Error& error) {
-            throw Error(ExitCode::internal, std::string(error.what()) + "; needed for " + entry.path +
-                                                ": nothing was changed");
+            throw Error(error.code(), std::string(error.what()) + "; needed for " + entry.path +
+                                          ": nothing was changed");
         }
     }
 }

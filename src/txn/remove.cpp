@@ -22,6 +22,7 @@ TransactionPlan to_transaction(const RemovalPlan& removal) {
             Entry entry;
             entry.path = planned.path;
             entry.before = planned.state;
+            entry.owner = planned.owner;
             plan.entries.push_back(std::move(entry));
         }
     }
@@ -31,16 +32,20 @@ TransactionPlan to_transaction(const RemovalPlan& removal) {
 } // namespace
 
 Outcome remove_distributions(const Context& context, const RemoveOptions& options) {
-    std::vector<Distribution> inventory = scan_inventory(context.layout);
-    RemovalPlan removal = plan_removal(context.layout, inventory, options.patterns, context.store_root);
-    say_removal_plan(context.out, removal);
     if (options.mutation.dry_run) {
+        std::vector<Distribution> inventory = scan_inventory(context.layout);
+        say_removal_plan(context.out,
+                         plan_removal(context.layout, inventory, options.patterns, context.store_root));
         context.out.say("dry run: nothing changed");
         return {};
     }
+    // Plan under the locks: another venvtx (or uv) may change the venv until we hold them.
     Store store(context.store_root, true);
     MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
     recover_before_mutating(context, store);
+    std::vector<Distribution> inventory = scan_inventory(context.layout);
+    RemovalPlan removal = plan_removal(context.layout, inventory, options.patterns, context.store_root);
+    say_removal_plan(context.out, removal);
     return run_transaction(context, options.mutation, store, to_transaction(removal));
 }
 

@@ -22,6 +22,7 @@ TransactionPlan inverse_of(const Context& context, Store& store, const Transacti
         entry.path = recorded.path;
         entry.before = observe_node(context.layout.root / recorded.path);
         entry.after = recorded.before;
+        entry.owner = recorded.owner;
         plan.entries.push_back(std::move(entry));
     }
     return plan;

@@ -25,6 +25,7 @@ struct Entry {
     NodeState before;
     NodeState after;
     std::string progress = "planned";
+    std::string owner;  // the distribution the path belonged to, when known
 };
 
 struct FileSummary {
@@ -77,7 +78,8 @@ public:
     std::int64_t object_references(const std::string& hex, std::int64_t except_tx);
     std::int64_t object_count();
     std::vector<std::string> objects_created_by(std::int64_t tx);
-    // Every stored object with one transaction and path that needs it ("tx 3: lib/x.so").
+    // Every stored object with one distribution, transaction and path that needs it
+    // ("sglang, tx 3: lib/.../sglang/__init__.py").
     std::vector<std::pair<std::string, std::string>> object_references();
 
     std::vector<TransactionRecord> list(std::optional<std::int64_t> limit);

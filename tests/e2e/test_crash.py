@@ -1,0 +1,155 @@
+"""kill -9 at every mutating step, then `venvtx recover`: the venv is exactly the before- or
+the after-state, the index is intact and says which (issue 3, Done when 1 and 2)."""
+import os
+import shutil
+import subprocess
+import unittest
+
+from support import VenvTestCase, tree_hash
+
+KILLED = -9
+
+
+class SweepCase(VenvTestCase):
+    """Helpers shared by the sweeps: template venvs, fresh copies, the index's verdict."""
+
+    def prepare(self, *setup):
+        """A template venv (with its store) after `setup` commands; returns its path. pip and
+        setuptools are dropped from it: they are a thousand files these sweeps copy and hash
+        hundreds of times without learning anything more."""
+        for entry in os.listdir(self.site):
+            if entry.split("-")[0] in ("pip", "setuptools", "pkg_resources", "_distutils_hack", "distutils"):
+                path = os.path.join(self.site, entry)
+                shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+        for args in setup:
+            self.assertEqual(self.venvtx(*args).returncode, 0)
+        template = os.path.join(self.tmp, "template")
+        os.rename(self.venv, template)
+        return template
+
+    def fresh(self, template):
+        shutil.rmtree(self.venv, ignore_errors=True)
+        subprocess.run(["cp", "-a", template, self.venv], check=True)
+
+    def final_state(self):
+        """The newest transaction's state, or None where no index was ever written."""
+        if not os.path.exists(os.path.join(self.venv, ".venvtx", "index.sqlite")):
+            return None
+        with self.store_index() as db:
+            row = db.execute("SELECT state FROM transactions ORDER BY id DESC LIMIT 1").fetchone()
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+        return row[0] if row else None
+
+
+class FailpointSweep(SweepCase):
+    def sweep(self, template, args, expected_rc, after_ok_state):
+        self.fresh(template)
+        before = tree_hash(self.venv)
+        proc = self.venvtx(*args)
+        self.assertEqual(proc.returncode, expected_rc, proc.stdout + proc.stderr)
+        after = tree_hash(self.venv)
+        untouched_state = "committed" if os.path.exists(os.path.join(template, ".venvtx")) else None
+        points = 0
+        mismatches = []
+        while True:
+            self.fresh(template)
+            env = dict(self.env, VENVTX_FAILPOINT=str(points + 1))
+            proc = self.venvtx(*args, env=env)
+            if proc.returncode != KILLED:
+                self.assertEqual(proc.returncode, expected_rc, proc.stdout + proc.stderr)
+                break
+            points += 1
+            recovered = self.venvtx("recover")
+            self.assertEqual(recovered.returncode, 0, recovered.stdout + recovered.stderr)
+            tree = tree_hash(self.venv)
+            state = self.final_state()
+            # Before-state: the new transaction was rolled back, or never journaled (then the
+            # newest row is the setup's committed one, or there is none).
+            if tree == before and state in ("rolled_back", untouched_state):
+                continue
+            if tree == after and state == after_ok_state:
+                continue
+            mismatches.append((points, state, tree == before, tree == after))
+        print("\n  %s: %d failpoints tried, %d mismatches" % (" ".join(args), points, len(mismatches)))
+        self.assertGreater(points, 10)
+        self.assertEqual(mismatches, [])
+
+    def test_multi_package_remove(self):
+        template = self.prepare()
+        self.sweep(template, ["remove", "sglang", "flash*", "--no-baseline", "--probe", "import torch"], 0,
+                   "committed")
+
+    def test_remove_whose_probe_fails(self):
+        template = self.prepare()
+        self.sweep(template, ["remove", "nvidia-*-cu13", "--no-baseline", "--probe", "import torch"], 3,
+                   "rolled_back")
+
+    def test_rollback(self):
+        template = self.prepare(["remove", "sglang", "flashinfer-python"])
+        self.sweep(template, ["rollback"], 0, "committed")
+
+
+class InjectedIoErrors(SweepCase):
+    def count_steps(self, template, args):
+        """The number of mutating steps of `args`: FAILPOINT=N kills exactly when N <= steps."""
+        low, high = 0, 1
+        while self.killed_at(template, args, high):
+            low, high = high, high * 2
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if self.killed_at(template, args, middle) else (low, middle)
+        return low
+
+    def killed_at(self, template, args, step):
+        self.fresh(template)
+        return self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(step))).returncode == KILLED
+
+    def test_enospc_and_eio_once_and_persistent(self):
+        template = self.prepare()
+        args = ["remove", "sglang", "flash*", "--no-baseline", "--probe", "import torch"]
+        self.fresh(template)
+        before = tree_hash(self.venv)
+        self.assertEqual(self.venvtx(*args).returncode, 0)
+        after = tree_hash(self.venv)
+        steps = self.count_steps(template, args)
+        self.assertGreater(steps, 10)
+        tried = 0
+        for kind in ("ENOSPC", "EIO", "ENOSPC:persist", "EIO:persist"):
+            for step in range(1, steps + 1):
+                self.fresh(template)
+                proc = self.venvtx(*args, env=dict(self.env, VENVTX_FAULT="%d:%s" % (step, kind)))
+                tried += 1
+                where = "%s at step %d of %d" % (kind, step, steps)
+                self.assertIn(proc.returncode, (0, 1), where + ": " + proc.stdout + proc.stderr)
+                if proc.returncode == 1:
+                    message = proc.stderr.strip()
+                    self.assertNotIn("\n", message, where)
+                    self.assertRegex(message, "No space left on device|Input/output error", where)
+                if self.final_state() in ("started", "applied", "interrupted"):
+                    recovered = self.venvtx("recover")
+                    self.assertEqual(recovered.returncode, 0, where + ": " + recovered.stderr)
+                tree = tree_hash(self.venv)
+                self.assertIn(tree, (before, after), where + " left a third state")
+                self.assertIn(self.final_state(), ("committed",) if tree == after else ("rolled_back", "aborted", None), where)
+        print("\n  injected I/O errors at %d points (%d steps x 4 kinds): all restored or recoverable"
+              % (tried, steps))
+
+    def test_fault_during_recovery_itself(self):
+        template = self.prepare()
+        args = ["remove", "sglang", "flash*"]
+        self.fresh(template)
+        before = tree_hash(self.venv)
+        self.fresh(template)
+        killed = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT="40"))
+        self.assertEqual(killed.returncode, KILLED)
+        failed = self.venvtx("recover", env=dict(self.env, VENVTX_FAULT="3:EIO"))
+        self.assertEqual(failed.returncode, 1, failed.stdout + failed.stderr)
+        self.assertIn("Input/output error", failed.stderr)
+        ok = self.venvtx("recover")
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertEqual(self.final_state(), "rolled_back")
+
+
+if __name__ == "__main__":
+    unittest.main()
