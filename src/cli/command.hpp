@@ -35,6 +35,7 @@ Command register_show(CLI::App& parent);
 Command register_probe(CLI::App& parent);
 Command register_recover(CLI::App& parent);
 Command register_verify(CLI::App& parent);
+Command register_why(CLI::App& parent);
 
 // Options every mutating command takes (--probe, --probe-timeout, --gpus, ...).
 struct MutationFlags {

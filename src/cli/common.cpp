@@ -46,8 +46,13 @@ Context make_context(const GlobalOptions& global, const Output& out) {
 }
 
 int finish(const Output& out, const Outcome& outcome) {
-    if (out.json()) {
-        out.document(outcome.tx ? transaction_json(*outcome.tx).dump(2) : std::string("null"));
+    if (out.json() && !outcome.document_printed) {
+        nlohmann::json document = outcome.tx ? transaction_json(*outcome.tx) : nlohmann::json();
+        if (outcome.tx) {
+            document.update(outcome.extra);
+        }
+        out.document(document.dump(2));
+    } else if (out.json()) {
     } else if (outcome.tx && outcome.code == ExitCode::ok) {
         const auto& tx = *outcome.tx;
         std::string what = tx.undoes ? "undid tx " + std::to_string(*tx.undoes) : std::string(tx.kind);

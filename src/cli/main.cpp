@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     app.add_flag("--no-progress", global.no_progress, "no progress line");
     std::vector<Command> commands = {register_remove(app), register_rollback(app), register_log(app),
                                      register_show(app), register_probe(app), register_verify(app),
-                                     register_recover(app)};
+                                     register_recover(app), register_why(app)};
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& help) {

@@ -151,6 +151,9 @@ ProbeReport run_probe(const VenvLayout& layout, const ProbeSettings& settings,
     if (channel.contains("gpus") && channel["gpus"].is_array()) {
         report.gpus = read_gpus(channel["gpus"]);
     }
+    if (channel.contains("mapped") && channel["mapped"].is_array()) {
+        report.mapped = channel["mapped"].get<std::vector<std::string>>();
+    }
     judge_gpus(report, expected_gpus);
     return report;
 }
@@ -163,7 +166,8 @@ nlohmann::json probe_report_json(const ProbeReport& report) {
                            {"duration_s", report.duration_s},
                            {"error", report.error ? nlohmann::json(*report.error) : nlohmann::json()},
                            {"gpus", nlohmann::json()},
-                           {"output_tail", report.output_tail}};
+                           {"output_tail", report.output_tail},
+                           {"mapped", report.mapped}};
     if (report.gpus) {
         json["gpus"] = nlohmann::json::array();
         for (const auto& gpu : *report.gpus) {
@@ -187,6 +191,7 @@ ProbeReport probe_report_from_json(const nlohmann::json& json) {
         report.error = json["error"].get<std::string>();
     }
     report.output_tail = json.value("output_tail", "");
+    report.mapped = json.value("mapped", std::vector<std::string>{});
     if (json.contains("gpus") && json["gpus"].is_array()) {
         report.gpus = read_gpus(json["gpus"]);
     }

@@ -48,6 +48,20 @@ if report["passed"] and torch is not None and os.environ.get("VENVTX_PROBE_GPUS"
         gpus.append(gpu)
     report["gpus"] = gpus
 
+# Every shared object the process mapped under the venv: libraries preloaded with ctypes show
+# here and in no ELF header.
+root = os.path.realpath(os.environ.get("VIRTUAL_ENV", sys.prefix)) + os.sep
+mapped = set()
+try:
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].startswith(root) and ".so" in parts[5]:
+                mapped.add(parts[5].strip()[len(root):])
+except OSError:
+    pass
+report["mapped"] = sorted(mapped)
+
 with os.fdopen(3, "w") as channel:
     json.dump(report, channel)
 )venvtx_py";

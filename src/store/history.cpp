@@ -287,6 +287,16 @@ std::optional<TransactionRecord> History::newest_undoable() {
     return read_transaction(query);
 }
 
+std::optional<TransactionRecord> History::newest_passing_probe() {
+    Statement query = m_db.prepare(std::string(k_select_transaction) +
+                                   " WHERE json_extract(probe, '$.passed') = 1 OR json_extract(baseline, '$.passed') = 1 "
+                                   "ORDER BY id DESC LIMIT 1");
+    if (!query.step()) {
+        return std::nullopt;
+    }
+    return read_transaction(query);
+}
+
 std::vector<TransactionRecord> History::unfinished() {
     Statement query = m_db.prepare(std::string(k_select_transaction) +
                                    " WHERE state IN ('started', 'applied', 'interrupted') ORDER BY id");

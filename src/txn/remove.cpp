@@ -1,17 +1,60 @@
-// remove_distributions: plan, show the plan, then run it as a transaction.
+// remove_distributions: plan and impact under the locks, then one transaction (or, with
+// --keep-going, a search for the largest subset that passes).
 #include "venvtx/txn/remove.hpp"
 
+#include "venvtx/core/error.hpp"
+#include "venvtx/elf/removal_impact.hpp"
 #include "venvtx/txn/engine.hpp"
+#include "venvtx/txn/keep_going.hpp"
 #include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/report.hpp"
 #include "venvtx/venv/inventory.hpp"
-#include "venvtx/venv/removal_plan.hpp"
 
 namespace venvtx {
 
 namespace {
 
-TransactionPlan to_transaction(const RemovalPlan& removal) {
+// Removed files that the newest passing probe had mapped (e.g. preloaded with ctypes).
+std::vector<std::string> footprint_hits(Store* store, const RemovalPlan& plan) {
+    std::vector<std::string> hits;
+    if (!store) {
+        return hits;
+    }
+    auto record = store->history().newest_passing_probe();
+    if (!record) {
+        return hits;
+    }
+    const auto& report = record->probe && record->probe->value("passed", false) ? record->probe : record->baseline;
+    std::set<std::string> mapped;
+    for (const auto& path : probe_report_from_json(*report).mapped) {
+        mapped.insert(path);
+    }
+    for (const auto& planned : plan.files) {
+        if (mapped.count(planned.path) != 0) {
+            hits.push_back(planned.path + " (mapped by the probe of tx " + std::to_string(record->id) + ")");
+        }
+    }
+    return hits;
+}
+
+PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& options, Store* store) {
+    PlannedRemoval planned;
+    planned.inventory = scan_inventory(context.layout);
+    planned.plan = plan_removal(context.layout, planned.inventory, options.patterns, context.store_root);
+    LibraryIndex index(context.layout, planned.inventory, context.store_root, SystemLibraries::load());
+    planned.impact = analyze_removal(index, planned.plan, planned.inventory);
+    planned.impact.footprint = footprint_hits(store, planned.plan);
+    for (const auto& problem : index.problems()) {
+        context.out.debug("unreadable shared object " + problem);
+    }
+    say_removal_plan(context.out, planned.plan);
+    say_removal_impact(context.out, context.layout, planned.impact);
+    return planned;
+}
+
+} // namespace
+
+TransactionPlan removal_transaction(const RemovalPlan& removal) {
     TransactionPlan plan;
     plan.kind = "remove";
     for (const Distribution* dist : removal.targets) {
@@ -29,24 +72,24 @@ TransactionPlan to_transaction(const RemovalPlan& removal) {
     return plan;
 }
 
-} // namespace
-
 Outcome remove_distributions(const Context& context, const RemoveOptions& options) {
     if (options.mutation.dry_run) {
-        std::vector<Distribution> inventory = scan_inventory(context.layout);
-        say_removal_plan(context.out,
-                         plan_removal(context.layout, inventory, options.patterns, context.store_root));
+        PlannedRemoval planned = plan_with_impact(context, options, nullptr);
+        if (context.out.json()) {
+            context.out.document(removal_plan_json(planned.plan, planned.impact).dump(2));
+        }
         context.out.say("dry run: nothing changed");
-        return {};
+        return {ExitCode::ok, std::nullopt, true, {}};
     }
     // Plan under the locks: another venvtx (or uv) may change the venv until we hold them.
     Store store(context.store_root, true);
     MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
     recover_before_mutating(context, store);
-    std::vector<Distribution> inventory = scan_inventory(context.layout);
-    RemovalPlan removal = plan_removal(context.layout, inventory, options.patterns, context.store_root);
-    say_removal_plan(context.out, removal);
-    return run_transaction(context, options.mutation, store, to_transaction(removal));
+    PlannedRemoval planned = plan_with_impact(context, options, &store);
+    if (options.keep_going) {
+        return remove_keep_going(context, options.mutation, store, planned);
+    }
+    return run_transaction(context, options.mutation, store, removal_transaction(planned.plan));
 }
 
 } // namespace venvtx

@@ -48,6 +48,50 @@ void say_removal_plan(const Output& out, const RemovalPlan& plan) {
     }
 }
 
+void say_removal_impact(const Output& out, const VenvLayout& layout, const RemovalImpact& impact) {
+    if (!impact.lost.empty()) {
+        out.say("shared libraries that would lose their last venv provider:");
+    }
+    for (const auto& lost : impact.lost) {
+        std::string owners;
+        for (const auto& owner : lost.provider_owners) {
+            owners += (owners.empty() ? "" : ", ") + owner;
+        }
+        out.say("  " + lost.soname + " (from " + owners + ")");
+        for (const auto& consumer : lost.consumers) {
+            std::string after = consumer.after.kind == Resolution::Kind::system
+                                    ? "falls back to " + consumer.after.path + ": not the same file"
+                                    : std::string("would be missing");
+            out.say("    needed by " + display_path(layout, consumer.path) + " (" + consumer.owner + "): " + after);
+        }
+    }
+    for (const auto& note : impact.no_shared_library) {
+        out.say("  " + note.name + ": " + note.note);
+    }
+    for (const auto& hit : impact.footprint) {
+        out.say("  loaded by an earlier passing probe: " + hit);
+    }
+}
+
+nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& impact) {
+    nlohmann::json targets = nlohmann::json::array();
+    for (const Distribution* dist : plan.targets) {
+        targets.push_back({{"name", dist->name}, {"version", dist->version}});
+    }
+    nlohmann::json shared = nlohmann::json::array();
+    for (const auto& file : plan.shared_kept) {
+        shared.push_back({{"path", file.path}, {"kept_for", file.kept_for}});
+    }
+    nlohmann::json json = {{"dry_run", true},
+                           {"packages", targets},
+                           {"files", plan.files.size()},
+                           {"directories", plan.dirs.size()},
+                           {"bytes", plan.bytes},
+                           {"shared_kept", shared}};
+    json.update(removal_impact_json(impact));
+    return json;
+}
+
 nlohmann::json transaction_json(const TransactionRecord& record) {
     nlohmann::json packages = nlohmann::json::array();
     for (const auto& change : record.packages) {

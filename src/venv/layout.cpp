@@ -84,6 +84,16 @@ VenvLayout read_layout(const stdfs::path& dir) {
     return layout;
 }
 
+std::string display_path(const VenvLayout& layout, const std::string& rel) {
+    for (const auto& site : layout.site_packages) {
+        std::string prefix = site.lexically_relative(layout.root).string() + "/";
+        if (rel.compare(0, prefix.size(), prefix) == 0) {
+            return rel.substr(prefix.size());
+        }
+    }
+    return rel;
+}
+
 VenvLayout find_venv(const std::optional<stdfs::path>& explicit_dir) {
     if (explicit_dir) {
         std::error_code ec;

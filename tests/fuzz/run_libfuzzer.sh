@@ -6,10 +6,15 @@ cd "$(dirname "$0")/../.."
 seconds="${1:-60}"
 out=build/fuzz-libfuzzer
 mkdir -p "$out"
-for target in record metadata; do
+for target in record metadata elf; do
+  case "$target" in
+    record) sources="src/venv/record.cpp src/core/error.cpp" ;;
+    metadata) sources="src/venv/metadata.cpp src/core/error.cpp" ;;
+    elf) sources="src/elf/elf_file.cpp src/core/error.cpp" ;;
+  esac
+  # shellcheck disable=SC2086 # $sources is a list of paths without spaces
   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
-    tests/fuzz/fuzz_$target.cpp src/venv/record.cpp src/venv/metadata.cpp src/core/error.cpp \
-    -o "$out/fuzz_$target"
+    tests/fuzz/fuzz_$target.cpp $sources -o "$out/fuzz_$target"
   mkdir -p "$out/corpus_$target"
   "$out/fuzz_$target" -max_total_time="$seconds" "$out/corpus_$target" tests/fuzz/corpus/$target
 done

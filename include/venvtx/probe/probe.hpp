@@ -40,6 +40,7 @@ struct ProbeReport {
     std::optional<std::string> error;            // the first line that explains a failure
     std::optional<std::vector<GpuResult>> gpus;  // nullopt: torch was not imported or --gpus none
     std::string output_tail;                     // the end of stdout+stderr, for `show`
+    std::vector<std::string> mapped;             // venv-relative shared objects it had mapped
 };
 
 // Runs the probe once. `expected_gpus` (from the baseline or --gpus N) fails the probe when

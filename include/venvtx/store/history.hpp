@@ -88,6 +88,9 @@ public:
     // The newest committed, not-undone transaction that is not itself a rollback.
     std::optional<TransactionRecord> newest_undoable();
     std::vector<TransactionRecord> unfinished();
+    // The newest transaction with a passing probe, before or after (its report lists what the
+    // probe process had mapped).
+    std::optional<TransactionRecord> newest_passing_probe();
 
 private:
     TransactionRecord read_transaction(Statement& row);

@@ -32,6 +32,8 @@ struct MutationOptions {
 struct Outcome {
     ExitCode code = ExitCode::ok;
     std::optional<TransactionRecord> tx;
+    bool document_printed = false;  // the command already wrote its --json document
+    nlohmann::json extra = nlohmann::json::object();  // merged into the transaction's JSON
 };
 
 // --store, else <venv>/.venvtx; made absolute.

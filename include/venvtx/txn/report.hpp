@@ -2,6 +2,7 @@
 #pragma once
 
 #include "venvtx/core/output.hpp"
+#include "venvtx/elf/removal_impact.hpp"
 #include "venvtx/store/history.hpp"
 #include "venvtx/venv/removal_plan.hpp"
 
@@ -11,6 +12,9 @@
 namespace venvtx {
 
 void say_removal_plan(const Output& out, const RemovalPlan& plan);
+void say_removal_impact(const Output& out, const VenvLayout& layout, const RemovalImpact& impact);
+// `remove --dry-run --json`: the plan and its impact.
+nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& impact);
 
 // The contract's transaction object (ARCHITECTURE.md, "JSON").
 nlohmann::json transaction_json(const TransactionRecord& record);

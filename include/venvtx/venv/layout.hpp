@@ -16,6 +16,9 @@ struct VenvLayout {
     std::string python_version;                        // from pyvenv.cfg, may be empty
 };
 
+// A venv-relative path as people read it: relative to site-packages when inside it.
+std::string display_path(const VenvLayout& layout, const std::string& rel);
+
 // --venv, else $VIRTUAL_ENV, else ./.venv. Throws a usage Error when none is a venv.
 VenvLayout find_venv(const std::optional<std::filesystem::path>& explicit_dir);
 

@@ -1,0 +1,25 @@
+// `remove --keep-going`: when removing the whole set fails the probe, commit the largest subset
+// that passes. The impact analysis makes the first guess (keep whoever provides a library that
+// would be lost); each further probe only narrows it.
+#pragma once
+
+#include "venvtx/elf/removal_impact.hpp"
+#include "venvtx/store/store.hpp"
+#include "venvtx/txn/engine.hpp"
+
+#include <vector>
+
+namespace venvtx {
+
+struct PlannedRemoval {
+    std::vector<Distribution> inventory;  // plan.targets point into it
+    RemovalPlan plan;
+    RemovalImpact impact;
+};
+
+TransactionPlan removal_transaction(const RemovalPlan& removal);
+
+Outcome remove_keep_going(const Context& context, const MutationOptions& options, Store& store,
+                          const PlannedRemoval& planned);
+
+} // namespace venvtx

@@ -1,0 +1,131 @@
+// LibraryIndex: reading the venv's shared objects and replaying the loader's search.
+#include "venvtx/elf/library_index.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/node_state.hpp"
+#include "venvtx/venv/path_resolver.hpp"
+
+#include <sys/stat.h>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+bool exists_as_file(const stdfs::path& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// $ORIGIN and ${ORIGIN} become the consumer's directory; $LIB and $PLATFORM their x86-64 values.
+std::string expand(std::string dir, const std::string& origin) {
+    const std::pair<const char*, std::string> tokens[] = {
+        {"${ORIGIN}", origin}, {"$ORIGIN", origin}, {"${LIB}", "lib/x86_64-linux-gnu"},
+        {"$LIB", "lib/x86_64-linux-gnu"}, {"${PLATFORM}", "x86_64"}, {"$PLATFORM", "x86_64"}};
+    for (const auto& [token, value] : tokens) {
+        for (size_t at = dir.find(token); at != std::string::npos; at = dir.find(token, at + value.size())) {
+            dir.replace(at, std::string(token).size(), value);
+        }
+    }
+    return dir;
+}
+
+} // namespace
+
+bool is_shared_library_name(const std::string& path) {
+    std::string name = stdfs::path(path).filename().string();
+    size_t at = name.find(".so");
+    if (at == std::string::npos || at == 0) {
+        return false;
+    }
+    std::string rest = name.substr(at + 3);
+    return rest.empty() || (rest[0] == '.' && rest.find_first_not_of("0123456789.", 1) == std::string::npos);
+}
+
+LibraryIndex::LibraryIndex(const VenvLayout& layout, const std::vector<Distribution>& dists,
+                           const stdfs::path& store_root, SystemLibraries system)
+    : m_root(layout.root), m_system(std::move(system)) {
+    PathResolver resolver(layout, store_root);
+    for (const auto& dist : dists) {
+        if (dist.record_error) {
+            continue;
+        }
+        for (const auto& entry : dist.record) {
+            if (!is_shared_library_name(entry.path)) {
+                continue;
+            }
+            m_owners_with_libraries.insert(dist.name);
+            std::optional<std::string> rel;
+            try {
+                rel = resolver.resolve(dist.site_packages, entry.path, dist.name);
+            } catch (const Error&) {
+                continue; // outside the venv: not ours to analyse
+            }
+            if (!rel || m_by_path.count(*rel) != 0 || observe_node(m_root / *rel).type != NodeType::file) {
+                continue;
+            }
+            ElfResult elf = read_elf_file(m_root / *rel);
+            if (elf.status == ElfStatus::malformed) {
+                m_problems.push_back(*rel + ": " + elf.problem);
+            }
+            if (elf.status != ElfStatus::ok) {
+                continue;
+            }
+            m_by_path.emplace(*rel, m_objects.size());
+            m_objects.push_back({*rel, dist.name, std::move(elf.info)});
+        }
+    }
+}
+
+const SharedObject* LibraryIndex::find(const std::string& path) const {
+    auto found = m_by_path.find(path);
+    return found == m_by_path.end() ? nullptr : &m_objects[found->second];
+}
+
+std::vector<const SharedObject*> LibraryIndex::providers(const std::string& soname) const {
+    std::vector<const SharedObject*> found;
+    for (const auto& object : m_objects) {
+        if (object.info.soname == soname || stdfs::path(object.path).filename() == soname) {
+            found.push_back(&object);
+        }
+    }
+    return found;
+}
+
+std::vector<std::string> LibraryIndex::search_dirs(const SharedObject& consumer) const {
+    std::string origin = (m_root / consumer.path).parent_path().string();
+    std::vector<std::string> dirs;
+    const auto& own = consumer.info.runpath.empty() ? consumer.info.rpath : consumer.info.runpath;
+    for (const auto& dir : own) {
+        if (!dir.empty()) {
+            dirs.push_back(stdfs::path(expand(dir, origin)).lexically_normal().string());
+        }
+    }
+    return dirs;
+}
+
+Resolution LibraryIndex::resolve(const SharedObject& consumer, const std::string& soname,
+                                 const std::set<std::string>& gone) const {
+    if (soname.find('/') != std::string::npos) {
+        return {exists_as_file(soname) ? Resolution::Kind::system : Resolution::Kind::missing, soname};
+    }
+    for (const auto& dir : search_dirs(consumer)) {
+        stdfs::path candidate = stdfs::path(dir) / soname;
+        auto rel = candidate.lexically_relative(m_root);
+        bool inside = !rel.empty() && *rel.begin() != "..";
+        if (inside) {
+            if (gone.count(rel.string()) == 0 && exists_as_file(candidate)) {
+                return {Resolution::Kind::venv, rel.string()};
+            }
+        } else if (exists_as_file(candidate)) {
+            return {Resolution::Kind::system, candidate.string()};
+        }
+    }
+    if (auto system = m_system.find(soname, consumer.info.nodeflib)) {
+        return {Resolution::Kind::system, *system};
+    }
+    return {Resolution::Kind::missing, {}};
+}
+
+} // namespace venvtx

@@ -1,0 +1,165 @@
+"""Know before you break it: the removal plan's library impact, `why`, shared ownership and
+`remove --keep-going` (issue 5)."""
+import base64
+import hashlib
+import json
+import os
+import unittest
+
+from support import VenvTestCase, tree_hash
+
+LOST = ["libcudnn.so.9", "libcusparseLt.so.0", "libnccl.so.2", "libnvshmem_host.so.3"]
+CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
+CLEANUP = ["nvidia-*-cu13", "sglang", "flashinfer*", "flash-attn"]
+
+
+class ImpactCase(VenvTestCase):
+    def setUp(self):
+        super().setUp()
+        # The loader's cache as this test wants it, not as this machine has it.
+        self.ld_cache = os.path.join(self.tmp, "ld.so.cache.txt")
+        with open(self.ld_cache, "w") as f:
+            f.write("2 libs found in cache `/etc/ld.so.cache'\n"
+                    "\tlibcudnn.so.9 (libc6,x86-64) => /opt/cuda/lib/libcudnn.so.9\n"
+                    "\tlibnccl.so.2 (libc6) => /opt/cuda32/lib/libnccl.so.2\n")
+        self.env["VENVTX_LD_CACHE"] = self.ld_cache
+
+
+class DryRunPlan(ImpactCase):
+    def test_names_every_lost_soname_its_consumer_and_the_stub(self):
+        before = tree_hash(self.venv)
+        proc, plan = self.venvtx_json("remove", *CLEANUP, "--dry-run")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lost = {entry["soname"]: entry for entry in plan["lost_libraries"]}
+        self.assertEqual(sorted(lost), sorted(LOST))
+        for soname, entry in lost.items():
+            self.assertEqual([c["owner"] for c in entry["consumers"]], ["torch"], soname)
+            self.assertTrue(entry["consumers"][0]["path"].endswith("torch/lib/libtorch_cuda.so"))
+            self.assertEqual(len(entry["provider_owners"]), 1)
+            self.assertIn(entry["provider_owners"][0], CU13)
+        # libcudnn has a cache entry outside the default dirs: a fallback, not the same file.
+        self.assertEqual(lost["libcudnn.so.9"]["consumers"][0]["after"], "system")
+        self.assertEqual(lost["libcudnn.so.9"]["consumers"][0]["fallback"], "/opt/cuda/lib/libcudnn.so.9")
+        # libnccl's cache entry is 32-bit: the loader would find nothing.
+        self.assertEqual(lost["libnccl.so.2"]["consumers"][0]["after"], "missing")
+        stubs = {note["name"]: note["note"] for note in plan["no_shared_library"]}
+        self.assertIn("nvidia-cudnn-cu12", stubs)
+        self.assertIn("ships no shared library", stubs["nvidia-cudnn-cu12"])
+        self.assertNotIn("torch", stubs)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_human_plan_says_missing_or_fallback(self):
+        proc = self.venvtx("remove", *CLEANUP, "--dry-run")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for soname in LOST:
+            self.assertIn(soname, proc.stdout)
+        self.assertIn("falls back to /opt/cuda/lib/libcudnn.so.9: not the same file", proc.stdout)
+        self.assertIn("would be missing", proc.stdout)
+        self.assertIn("nvidia-cudnn-cu12", proc.stdout)
+
+    def test_harmless_removal_loses_nothing(self):
+        proc, plan = self.venvtx_json("remove", "sglang", "flash*", "--dry-run")
+        self.assertEqual(plan["lost_libraries"], [])
+
+
+class KeepGoing(ImpactCase):
+    def test_removes_the_largest_passing_subset(self):
+        before = tree_hash(self.venv)
+        proc, tx = self.venvtx_json("remove", *CLEANUP, "--keep-going", "--probe", "import torch")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(tx["state"], "committed")
+        self.assertEqual(sorted(p["name"] for p in tx["packages"]), ["flash-attn", "flashinfer-python", "sglang"])
+        kept = {k["name"]: k["reason"] for k in tx["keep_going"]["kept"]}
+        self.assertEqual(sorted(kept), sorted(CU13))
+        for name, soname in zip(CU13, ["libcudnn.so.9", "libcusparseLt.so.0", "libnccl.so.2", "libnvshmem_host.so.3"]):
+            self.assertIn(soname, kept[name])
+        self.assertLessEqual(tx["keep_going"]["probes"], 3)
+        self.assertEqual(self.python("import torch").returncode, 0)
+        self.assertNotEqual(self.python("import sglang").returncode, 0)
+        after = tree_hash(self.venv)
+        self.assertTrue(any("nvidia/cudnn/lib/libcudnn.so.9" in p for p in after))
+        self.assertFalse(any("sglang" in p for p in after))
+        # The failed whole-set attempt is in the log, rolled back.
+        proc, log = self.venvtx_json("log")
+        self.assertEqual([t["state"] for t in log], ["committed", "rolled_back"])
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_human_output_counts_probes(self):
+        proc = self.venvtx("remove", *CLEANUP, "--keep-going", "--probe", "import torch")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertRegex(proc.stdout, r"keep-going: [123] probe\(s\) run")
+        self.assertIn("kept nvidia-nccl-cu13: libnccl.so.2 needed by", proc.stdout)
+
+
+class SharedOwnership(ImpactCase):
+    def add_twin_owning(self, rel):
+        """A second distribution (nvidia-nvshmem-cu12) whose RECORD lists the same library file."""
+        info = os.path.join(self.site, "nvidia_nvshmem_cu12-3.3.20.dist-info")
+        os.mkdir(info)
+        with open(os.path.join(info, "METADATA"), "w") as f:
+            f.write("Metadata-Version: 2.1\nName: nvidia-nvshmem-cu12\nVersion: 3.3.20\n")
+        with open(os.path.join(self.site, rel), "rb") as f:
+            data = f.read()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        with open(os.path.join(info, "RECORD"), "w") as f:
+            f.write("%s,sha256=%s,%d\n" % (rel, digest, len(data)))
+            f.write("nvidia_nvshmem_cu12-3.3.20.dist-info/METADATA,,\n")
+            f.write("nvidia_nvshmem_cu12-3.3.20.dist-info/RECORD,,\n")
+
+    def test_removing_one_owner_keeps_the_file(self):
+        rel = "nvidia/nvshmem/lib/libnvshmem_host.so.3"
+        self.add_twin_owning(rel)
+        proc = self.venvtx("remove", "nvidia-nvshmem-cu13", "--probe", "import torch")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("keeping", proc.stdout)
+        self.assertIn("nvidia-nvshmem-cu12 also owns it", proc.stdout)
+        self.assertTrue(os.path.isfile(os.path.join(self.site, rel)))
+        self.assertFalse(os.path.exists(os.path.join(self.site, "nvidia_nvshmem_cu13-3.4.5.dist-info")))
+        self.assertEqual(self.python("import torch").returncode, 0)
+
+
+class Why(ImpactCase):
+    def test_why_soname(self):
+        proc, answer = self.venvtx_json("why", "libnccl.so.2")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(answer["kind"], "soname")
+        self.assertEqual([p["owner"] for p in answer["providers"]], ["nvidia-nccl-cu13"])
+        self.assertEqual([c["owner"] for c in answer["consumers"]], ["torch"])
+        consumer = answer["consumers"][0]
+        self.assertEqual(consumer["resolves_to"]["kind"], "venv")
+        self.assertTrue(consumer["resolves_to"]["path"].endswith("nvidia/nccl/lib/libnccl.so.2"))
+        self.assertEqual(consumer["without"]["kind"], "missing")
+        human = self.venvtx("why", "libnccl.so.2").stdout
+        self.assertIn("provided by", human)
+        self.assertIn("(nvidia-nccl-cu13)", human)
+        self.assertIn("needed by", human)
+
+    def test_why_distribution(self):
+        proc, answer = self.venvtx_json("why", "torch")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(answer["kind"], "distribution")
+        self.assertEqual(answer["version"], "2.11.0")
+        sonames = sorted(p["soname"] for p in answer["provides"])
+        self.assertIn("libtorch_cuda.so", sonames)
+        self.assertIn("sglang", answer["required_by"])
+        proc, cudnn = self.venvtx_json("why", "nvidia-cudnn-cu13")
+        self.assertIn("torch", cudnn["required_by"])
+        self.assertEqual([l["soname"] for l in cudnn["lost_libraries"]], ["libcudnn.so.9"])
+        stub = self.venvtx_json("why", "nvidia-cudnn-cu12")[1]
+        self.assertEqual(stub["provides"], [])
+
+    def test_why_file_and_unknown_name(self):
+        rel = "nvidia/cusparselt/lib/libcusparseLt.so.0"
+        proc, answer = self.venvtx_json("why", rel)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(answer["kind"], "file")
+        self.assertEqual(answer["owners"], ["nvidia-cusparselt-cu13"])
+        self.assertEqual(answer["soname"], "libcusparseLt.so.0")
+        self.assertEqual([c["owner"] for c in answer["consumers"]], ["torch"])
+        proc = self.venvtx("why", "no-such-thing")
+        self.assertOneLineError(proc, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
