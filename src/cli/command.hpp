@@ -19,7 +19,8 @@ struct GlobalOptions {
     bool quiet = false;
     bool verbose = false;
     bool no_progress = false;
-    std::vector<std::string> argv;  // as typed, for the history
+    std::vector<std::string> argv;         // as typed, for the history
+    std::vector<std::string> passthrough;  // everything after the first "--"
 };
 
 // A registered subcommand: run() is called when it was the one parsed; returns the exit code.
@@ -36,6 +37,8 @@ Command register_probe(CLI::App& parent);
 Command register_recover(CLI::App& parent);
 Command register_verify(CLI::App& parent);
 Command register_why(CLI::App& parent);
+Command register_install(CLI::App& parent);
+Command register_run(CLI::App& parent);
 
 // Options every mutating command takes (--probe, --probe-timeout, --gpus, ...).
 struct MutationFlags {

@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -37,9 +38,18 @@ int main(int argc, char** argv) {
     app.add_flag("--no-progress", global.no_progress, "no progress line");
     std::vector<Command> commands = {register_remove(app), register_rollback(app), register_log(app),
                                      register_show(app), register_probe(app), register_verify(app),
-                                     register_recover(app), register_why(app)};
+                                     register_recover(app), register_why(app), register_install(app),
+                                     register_run(app)};
+    // Everything after the first "--" belongs to the installer or the command `run` starts.
+    std::vector<std::string> ours(argv + 1, argv + argc);
+    auto separator = std::find(ours.begin(), ours.end(), "--");
+    if (separator != ours.end()) {
+        global.passthrough.assign(separator + 1, ours.end());
+        ours.erase(separator, ours.end());
+    }
+    std::reverse(ours.begin(), ours.end()); // CLI11 takes the arguments reversed
     try {
-        app.parse(argc, argv);
+        app.parse(ours);
     } catch (const CLI::CallForHelp& help) {
         return app.exit(help);
     } catch (const CLI::CallForAllHelp& help) {
@@ -52,6 +62,10 @@ int main(int argc, char** argv) {
     try {
         for (const auto& command : commands) {
             if (command.app->parsed()) {
+                std::string name = command.app->get_name();
+                if (!global.passthrough.empty() && name != "install" && name != "run") {
+                    throw usage_error("`venvtx " + name + "` takes no arguments after --");
+                }
                 return command.run(global);
             }
         }

@@ -135,6 +135,11 @@ void Fs::symlink(const std::string& target, const stdfs::path& link) {
     check(::symlink(target.c_str(), link.c_str()), "symlink", link);
 }
 
+void Fs::link(const stdfs::path& existing, const stdfs::path& new_path) {
+    step("link", new_path);
+    check(::link(existing.c_str(), new_path.c_str()), "link", existing);
+}
+
 void Fs::chmod(const stdfs::path& path, mode_t mode) {
     step("chmod", path);
     check(::chmod(path.c_str(), mode), "chmod", path);

@@ -1,6 +1,7 @@
 // One bounds-checked ELF dynamic-section parser over a random-access byte source (memory or pread).
 #include "venvtx/elf/elf_file.hpp"
 
+#include "byte_source.hpp"
 #include "venvtx/core/error.hpp"
 
 #include <algorithm>
@@ -18,79 +19,14 @@ namespace venvtx {
 
 namespace {
 
+using elf_detail::ByteSource;
+using elf_detail::FileSource;
+using elf_detail::in_bounds;
+using elf_detail::MemorySource;
+
 constexpr std::uint64_t k_max_dynamic_entries = 1 << 16;
 constexpr std::uint64_t k_max_string_length = 4096;
 constexpr std::uint64_t k_max_string_bytes = 1 << 20; // all strings of one file together
-
-// Whether [offset, offset + n) lies within `size` bytes, without overflowing.
-bool in_bounds(std::uint64_t offset, std::uint64_t n, std::uint64_t size) {
-    return offset <= size && n <= size - offset;
-}
-
-class ByteSource {
-public:
-    virtual ~ByteSource() = default;
-    virtual std::uint64_t size() const = 0;
-    // Fills out[0, n) from `offset`; false when any of it lies past the end.
-    virtual bool read(std::uint64_t offset, void* out, std::size_t n) = 0;
-};
-
-class MemorySource final : public ByteSource {
-public:
-    explicit MemorySource(std::string_view bytes) : m_bytes(bytes) {}
-    std::uint64_t size() const override { return m_bytes.size(); }
-    bool read(std::uint64_t offset, void* out, std::size_t n) override {
-        if (!in_bounds(offset, n, m_bytes.size())) {
-            return false;
-        }
-        if (n > 0) {
-            std::memcpy(out, m_bytes.data() + offset, n);
-        }
-        return true;
-    }
-
-private:
-    std::string_view m_bytes;
-};
-
-// Owns `fd`. A read error throws; a file that shrank under us reads as past the end.
-class FileSource final : public ByteSource {
-public:
-    FileSource(int fd, std::uint64_t size, std::string name)
-        : m_fd(fd), m_size(size), m_name(std::move(name)) {}
-    ~FileSource() override { ::close(m_fd); }
-    FileSource(const FileSource&) = delete;
-    FileSource& operator=(const FileSource&) = delete;
-
-    std::uint64_t size() const override { return m_size; }
-    bool read(std::uint64_t offset, void* out, std::size_t n) override {
-        if (!in_bounds(offset, n, m_size)) {
-            return false;
-        }
-        auto* at = static_cast<char*>(out);
-        while (n > 0) {
-            ssize_t got = ::pread(m_fd, at, n, static_cast<off_t>(offset));
-            if (got < 0 && errno == EINTR) {
-                continue;
-            }
-            if (got < 0) {
-                throw system_error("read " + m_name, errno);
-            }
-            if (got == 0) {
-                return false;
-            }
-            at += got;
-            offset += static_cast<std::uint64_t>(got);
-            n -= static_cast<std::size_t>(got);
-        }
-        return true;
-    }
-
-private:
-    int m_fd;
-    std::uint64_t m_size;
-    std::string m_name;
-};
 
 // Converts the file's byte order to the host's.
 class Decoder {

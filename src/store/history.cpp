@@ -117,6 +117,10 @@ void History::set_state(std::int64_t id, const std::string& state,
         .run();
 }
 
+void History::set_message(std::int64_t id, const std::string& message) {
+    m_db.prepare("UPDATE transactions SET message = ? WHERE id = ?").bind(1, message).bind(2, id).run();
+}
+
 void History::set_probe(std::int64_t id, const char* column, const nlohmann::json& report) {
     std::string sql = std::string("UPDATE transactions SET ") + column + " = ? WHERE id = ?";
     m_db.prepare(sql).bind(1, report.dump()).bind(2, id).run();
@@ -126,6 +130,11 @@ void History::commit(std::int64_t id, std::optional<std::int64_t> undoes) {
     SqlTransaction transaction(m_db);
     set_state(id, "committed");
     if (undoes) {
+        // Undoing a rollback redoes what it had undone: that transaction is live again.
+        m_db.prepare("UPDATE transactions SET state = 'committed', undone_by = NULL WHERE id = "
+                     "(SELECT undoes FROM transactions WHERE id = ? AND kind = 'rollback')")
+            .bind(1, *undoes)
+            .run();
         m_db.prepare("UPDATE transactions SET undone_by = ?, state = 'undone' WHERE id = ?")
             .bind(1, id)
             .bind(2, *undoes)
@@ -152,6 +161,52 @@ void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
             .bind(5, static_cast<std::int64_t>(entry.before.size))
             .bind(6, entry.id)
             .run();
+    }
+    transaction.commit();
+}
+
+void History::set_packages(std::int64_t tx, const std::vector<PackageChange>& packages) {
+    SqlTransaction transaction(m_db);
+    m_db.prepare("DELETE FROM packages WHERE tx_id = ?").bind(1, tx).run();
+    Statement insert = m_db.prepare("INSERT INTO packages (tx_id, name, before, after) VALUES (?, ?, ?, ?)");
+    for (const auto& change : packages) {
+        insert.bind(1, tx).bind(2, change.name).bind(3, change.before).bind(4, change.after).run();
+    }
+    transaction.commit();
+}
+
+void History::finish_snapshot(std::int64_t tx, const std::vector<std::int64_t>& unchanged,
+                              std::vector<Entry>& changed, std::vector<Entry>& added,
+                              const std::vector<std::pair<std::string, std::uint64_t>>& new_objects) {
+    SqlTransaction transaction(m_db);
+    Statement drop = m_db.prepare("DELETE FROM entries WHERE id = ?");
+    for (std::int64_t id : unchanged) {
+        drop.bind(1, id).run();
+    }
+    Statement update = m_db.prepare(
+        "UPDATE entries SET after_type = ?, after_mode = ?, after_size = ?, after_mtime_ns = ?, "
+        "after_link = ?, after_object = ?, before_object = ?, progress = ? WHERE id = ?");
+    for (const auto& entry : changed) {
+        bind_state(update, 1, entry.after);
+        update.bind(7, entry.before.object.empty() ? std::nullopt : std::optional(entry.before.object))
+            .bind(8, entry.progress)
+            .bind(9, entry.id)
+            .run();
+    }
+    Statement insert = m_db.prepare(
+        "INSERT INTO entries (tx_id, path, before_type, before_mode, before_size, before_mtime_ns, "
+        "before_link, before_object, after_type, after_mode, after_size, after_mtime_ns, "
+        "after_link, after_object, progress) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (auto& entry : added) {
+        insert.bind(1, tx).bind(2, entry.path);
+        bind_state(insert, 3, entry.before);
+        bind_state(insert, 9, entry.after);
+        insert.bind(15, entry.progress).run();
+        entry.id = m_db.last_insert_id();
+    }
+    Statement object = m_db.prepare("INSERT OR IGNORE INTO objects (sha256, size, created_by) VALUES (?, ?, ?)");
+    for (const auto& [hex, size] : new_objects) {
+        object.bind(1, hex).bind(2, static_cast<std::int64_t>(size)).bind(3, tx).run();
     }
     transaction.commit();
 }
@@ -280,6 +335,16 @@ std::vector<Entry> History::entries(std::int64_t tx) {
 std::optional<TransactionRecord> History::newest_undoable() {
     Statement query = m_db.prepare(std::string(k_select_transaction) +
                                    " WHERE state = 'committed' AND undone_by IS NULL AND kind != "
+                                   "'rollback' ORDER BY id DESC LIMIT 1");
+    if (!query.step()) {
+        return std::nullopt;
+    }
+    return read_transaction(query);
+}
+
+std::optional<TransactionRecord> History::newest_redoable() {
+    Statement query = m_db.prepare(std::string(k_select_transaction) +
+                                   " WHERE state = 'committed' AND undone_by IS NULL AND kind = "
                                    "'rollback' ORDER BY id DESC LIMIT 1");
     if (!query.step()) {
         return std::nullopt;

@@ -64,7 +64,9 @@ public:
                 return {ExitCode::baseline_failed, history.find(id)};
             }
         }
-        verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, {});
+        if (!m_plan.apply) {
+            verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, {});
+        }
         m_tx = history.begin(m_plan.kind, m_context.argv, m_plan.packages, m_plan.entries, m_plan.undoes);
         if (baseline) {
             history.set_probe(m_tx, "baseline", probe_report_json(*baseline));
@@ -92,13 +94,17 @@ public:
 private:
     void apply() {
         try {
-            CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_tx, m_plan.entries);
-            for (const auto& object : captured.new_objects) {
-                m_new_objects.insert(object.first);
+            if (m_plan.apply) {
+                m_plan.apply(m_tx, m_plan, m_new_objects);
+            } else {
+                CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_tx, m_plan.entries);
+                for (const auto& object : captured.new_objects) {
+                    m_new_objects.insert(object.first);
+                }
+                m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects);
+                adopt_captured(m_store.objects(), m_tx, m_plan.entries);
+                materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, {});
             }
-            m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects);
-            adopt_captured(m_store.objects(), m_tx, m_plan.entries);
-            materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, {});
             m_store.history().set_state(m_tx, "applied");
         } catch (const Error& error) {
             restore(error.what());

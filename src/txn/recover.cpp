@@ -4,6 +4,9 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/txn/materialize.hpp"
+#include "venvtx/txn/snapshot.hpp"
+
+#include <set>
 
 namespace venvtx {
 
@@ -21,6 +24,29 @@ void remove_temporaries(const VenvLayout& layout, const std::vector<Entry>& entr
     }
 }
 
+// An external command interrupted before its changes were diffed: the journal holds the whole
+// snapshot, so anything not in it was added by the command.
+void remove_unknown_paths(const Context& context, Store& store, const std::vector<Entry>& entries) {
+    std::set<std::string> known;
+    for (const auto& entry : entries) {
+        known.insert(entry.path);
+    }
+    std::vector<std::pair<std::string, NodeType>> unknown;
+    for (const auto& [path, state] : snapshot_venv(context.layout, store.root()).states) {
+        if (known.count(path) == 0) {
+            unknown.emplace_back(path, state.type);
+        }
+    }
+    for (auto it = unknown.rbegin(); it != unknown.rend(); ++it) { // children before parents
+        stdfs::path path = context.layout.root / it->first;
+        if (it->second == NodeType::dir) {
+            Fs::instance().rmdir(path);
+        } else {
+            Fs::instance().unlink(path);
+        }
+    }
+}
+
 void recover_one(const Context& context, Store& store, const TransactionRecord& record) {
     History& history = store.history();
     std::vector<Entry> entries = history.entries(record.id);
@@ -34,6 +60,10 @@ void recover_one(const Context& context, Store& store, const TransactionRecord& 
         }
     }
     remove_temporaries(context.layout, entries);
+    bool command = record.kind == "install" || record.kind == "run";
+    if (command && !entries.empty() && entries.front().progress == "snapshot") {
+        remove_unknown_paths(context, store, entries);
+    }
     std::vector<std::string> moved = materialize(context.layout, store.objects(), entries, Side::before, sources);
     moved.insert(moved.end(), unstored.begin(), unstored.end());
     history.forget_objects(moved);

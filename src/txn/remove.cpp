@@ -74,7 +74,11 @@ TransactionPlan removal_transaction(const RemovalPlan& removal) {
 
 Outcome remove_distributions(const Context& context, const RemoveOptions& options) {
     if (options.mutation.dry_run) {
-        PlannedRemoval planned = plan_with_impact(context, options, nullptr);
+        std::optional<Store> history; // read only: a dry run creates no store
+        if (Store::exists(context.store_root)) {
+            history.emplace(context.store_root, false);
+        }
+        PlannedRemoval planned = plan_with_impact(context, options, history ? &*history : nullptr);
         if (context.out.json()) {
             context.out.document(removal_plan_json(planned.plan, planned.impact).dump(2));
         }

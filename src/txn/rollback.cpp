@@ -30,6 +30,12 @@ TransactionPlan inverse_of(const Context& context, Store& store, const Transacti
 
 std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& options) {
     std::vector<TransactionRecord> found;
+    if (options.redo) {
+        if (auto newest = store.history().newest_redoable()) {
+            found.push_back(*newest);
+        }
+        return found;
+    }
     if (!options.to) {
         if (auto newest = store.history().newest_undoable()) {
             found.push_back(*newest);
@@ -59,8 +65,9 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     recover_before_mutating(context, store);
     std::vector<TransactionRecord> undo = targets(store, options);
     if (undo.empty()) {
-        throw usage_error(options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)
-                                     : std::string("nothing to roll back"));
+        throw usage_error(options.redo ? std::string("nothing to redo: no rollback to undo")
+                          : options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)
+                                       : std::string("nothing to roll back"));
     }
     Outcome outcome;
     for (const auto& record : undo) {

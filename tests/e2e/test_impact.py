@@ -119,6 +119,36 @@ class SharedOwnership(ImpactCase):
         self.assertEqual(self.python("import torch").returncode, 0)
 
 
+class ProbeFootprint(ImpactCase):
+    def test_library_preloaded_with_ctypes_is_flagged(self):
+        """torch preloads nvidia libraries with ctypes, which no ELF header shows: a passing
+        probe records what it mapped, and a later plan warns when a removal takes one."""
+        import subprocess
+        lib_dir = os.path.join(self.site, "nvidia", "cufile", "lib")
+        os.makedirs(lib_dir)
+        source = os.path.join(self.tmp, "cufile.c")
+        with open(source, "w") as f:
+            f.write("int venvtx_fake_cufile(void) { return 1; }\n")
+        lib = os.path.join(lib_dir, "libcufile.so.0")
+        subprocess.run(["cc", "-shared", "-fPIC", "-Wl,-soname,libcufile.so.0", "-o", lib, source], check=True)
+        info = os.path.join(self.site, "nvidia_cufile_cu13-1.15.0.dist-info")
+        os.mkdir(info)
+        with open(os.path.join(info, "METADATA"), "w") as f:
+            f.write("Metadata-Version: 2.1\nName: nvidia-cufile-cu13\nVersion: 1.15.0\n")
+        with open(os.path.join(info, "RECORD"), "w") as f:
+            f.write("nvidia/cufile/lib/libcufile.so.0,,\nnvidia_cufile_cu13-1.15.0.dist-info/METADATA,,\n"
+                    "nvidia_cufile_cu13-1.15.0.dist-info/RECORD,,\n")
+        preload = "import ctypes, torch, os; ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), '..', 'nvidia', 'cufile', 'lib', 'libcufile.so.0'))"
+        proc = self.venvtx("remove", "flash-attn", "--probe", preload)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        proc, plan = self.venvtx_json("remove", "nvidia-cufile-cu13", "--dry-run")
+        self.assertEqual(plan["lost_libraries"], [])  # no ELF header needs it
+        self.assertEqual(len(plan["probe_footprint"]), 1, plan)
+        self.assertIn("nvidia/cufile/lib/libcufile.so.0", plan["probe_footprint"][0])
+        human = self.venvtx("remove", "nvidia-cufile-cu13", "--dry-run").stdout
+        self.assertIn("loaded by an earlier passing probe", human)
+
+
 class Why(ImpactCase):
     def test_why_soname(self):
         proc, answer = self.venvtx_json("why", "libnccl.so.2")

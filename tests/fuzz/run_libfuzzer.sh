@@ -10,7 +10,7 @@ for target in record metadata elf; do
   case "$target" in
     record) sources="src/venv/record.cpp src/core/error.cpp" ;;
     metadata) sources="src/venv/metadata.cpp src/core/error.cpp" ;;
-    elf) sources="src/elf/elf_file.cpp src/core/error.cpp" ;;
+    elf) sources="src/elf/elf_file.cpp src/elf/byte_source.cpp src/core/error.cpp" ;;
   esac
   # shellcheck disable=SC2086 # $sources is a list of paths without spaces
   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \

@@ -35,6 +35,7 @@ public:
     void mkdir(const stdfs::path& path, mode_t mode);
     void mkdirs(const stdfs::path& path);
     void symlink(const std::string& target, const stdfs::path& link);
+    void link(const stdfs::path& existing, const stdfs::path& new_path);
     void chmod(const stdfs::path& path, mode_t mode);
     void set_mtime(const stdfs::path& path, std::int64_t mtime_ns);
     // Copies `from` to `to` (created exclusively with `mode`) and fsyncs it.

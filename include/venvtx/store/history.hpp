@@ -68,12 +68,20 @@ public:
     void set_state(std::int64_t id, const std::string& state,
                    const std::optional<std::string>& message = std::nullopt);
     void set_probe(std::int64_t id, const char* column, const nlohmann::json& report);
-    // Marks `id` committed and, atomically with it, `undoes` (if any) undone by `id`.
+    void set_message(std::int64_t id, const std::string& message);
+    // Marks `id` committed and, atomically with it, `undoes` (if any) undone by `id`; when
+    // `undoes` was itself a rollback, the transaction it had undone is committed again (redo).
     void commit(std::int64_t id, std::optional<std::int64_t> undoes);
     // Stores the objects of `entries` (before/after) and their progress, in one SQL transaction.
     void save_entries(std::int64_t tx, const std::vector<Entry>& entries,
                       const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
     void forget_objects(const std::vector<std::string>& hexes);
+    void set_packages(std::int64_t tx, const std::vector<PackageChange>& packages);
+    // After an external command: drops the snapshot entries that did not change, saves the
+    // changed ones and inserts the added ones (ids filled in), with the new objects.
+    void finish_snapshot(std::int64_t tx, const std::vector<std::int64_t>& unchanged,
+                         std::vector<Entry>& changed, std::vector<Entry>& added,
+                         const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
     // How many entries of other transactions name this object (before or after).
     std::int64_t object_references(const std::string& hex, std::int64_t except_tx);
     std::int64_t object_count();
@@ -87,6 +95,8 @@ public:
     std::vector<Entry> entries(std::int64_t tx);
     // The newest committed, not-undone transaction that is not itself a rollback.
     std::optional<TransactionRecord> newest_undoable();
+    // The newest committed rollback not itself undone (what --redo undoes).
+    std::optional<TransactionRecord> newest_redoable();
     std::vector<TransactionRecord> unfinished();
     // The newest transaction with a passing probe, before or after (its report lists what the
     // probe process had mapped).

@@ -5,7 +5,9 @@
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/context.hpp"
 
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,11 @@ struct TransactionPlan {
     std::vector<PackageChange> packages;
     std::vector<Entry> entries;  // before: the path as it is now; after: what it must become
     std::optional<std::int64_t> undoes;
+    // Replaces the default apply (capture by rename, then write the after-states), e.g. to run
+    // an installer. Called once the transaction is journaled; it must leave every pre-image
+    // findable by a restore (in staging under its entry id, or as an object in `new_objects`)
+    // and may add entries and package changes.
+    std::function<void(std::int64_t tx, TransactionPlan& plan, std::set<std::string>& new_objects)> apply;
 };
 
 // Runs `plan` against the venv. The store must be open and locked by the caller. Returns exit

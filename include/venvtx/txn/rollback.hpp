@@ -10,6 +10,7 @@ namespace venvtx {
 
 struct RollbackOptions {
     std::optional<std::int64_t> to;
+    bool redo = false;  // undo the newest rollback instead
     MutationOptions mutation;
 };
 

@@ -1,0 +1,31 @@
+// A snapshot of every path in a venv (but the store and .lock): what an external command may
+// change. Files carry their inode, so a replaced file (new inode) is told from one changed in
+// place (same inode, new size, mtime or ctime).
+#pragma once
+
+#include "venvtx/core/node_state.hpp"
+#include "venvtx/venv/layout.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <sys/types.h>
+
+namespace venvtx {
+
+struct InodeFacts {
+    dev_t device = 0;
+    ino_t inode = 0;
+    std::int64_t ctime_ns = 0;
+};
+
+struct VenvSnapshot {
+    std::map<std::string, NodeState> states;  // venv-relative path -> state
+    std::map<std::string, InodeFacts> inodes; // files only
+};
+
+VenvSnapshot snapshot_venv(const VenvLayout& layout, const std::filesystem::path& store_root);
+InodeFacts inode_facts(const std::filesystem::path& path);
+
+} // namespace venvtx

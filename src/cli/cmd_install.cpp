@@ -1,0 +1,40 @@
+// venvtx install SPEC... [-- INSTALLER-ARGS]
+#include "command.hpp"
+
+#include "venvtx/txn/command.hpp"
+
+#include <memory>
+
+namespace venvtx::cli {
+
+namespace {
+
+struct InstallFlags {
+    std::vector<std::string> specs;
+    std::string installer = "auto";
+    bool copy = false;
+    MutationFlags mutation;
+};
+
+} // namespace
+
+Command register_install(CLI::App& parent) {
+    auto flags = std::make_shared<InstallFlags>();
+    CLI::App* app = parent.add_subcommand(
+        "install", "install or upgrade through the venv's installer (uv if present, else pip), as one transaction");
+    app->add_option("spec", flags->specs, "requirement specifiers; installer arguments go after --")->required();
+    app->add_option("--installer", flags->installer, "auto (uv when on PATH, else pip), pip or uv");
+    app->add_flag("--copy", flags->copy, "copy small files beforehand, so in-place edits can be undone too");
+    flags->mutation.add_to(*app);
+    return {app, [flags](const GlobalOptions& global) {
+                Output out = make_output(global);
+                Context context = make_context(global, out);
+                CommandOptions options{"install",
+                                       installer_command(context.layout, flags->installer, flags->specs,
+                                                         global.passthrough),
+                                       flags->copy, flags->mutation.resolve()};
+                return finish(out, run_command_transaction(context, options));
+            }};
+}
+
+} // namespace venvtx::cli

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The check against the real target: a copy of a torch + nvidia-*-cu13 venv (on the lent H200:
+# /opt/torch/.venv). Baseline probe, the removal plan, a removal that must fail the probe and be
+# restored byte-identically, a harmless removal + rollback, and timings against pip uninstall.
+# Runs on a CPU machine too, against the end-to-end story venv:
+#   VENV=/path/to/story/venv HARMLESS="sglang flash-attn" tests/device/real_torch.sh
+# Environment: VENV (default /opt/torch/.venv), VENVTX (default: build/venvtx beside this repo,
+# or venvtx on PATH), HARMLESS (packages torch does not need), OUT (where logs go; default $OUT or
+# a temp dir), WORK (scratch dir for the copies).
+set -uo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+VENV="${VENV:-/opt/torch/.venv}"
+VENVTX="${VENVTX:-$repo/build/venvtx}"
+[ -x "$VENVTX" ] || VENVTX="$(command -v venvtx || true)"
+OUT="${OUT:-$(mktemp -d)}"
+WORK="${WORK:-$(mktemp -d)}"
+[ -d "$VENV" ] || { echo "real_torch: no venv at $VENV" >&2; exit 2; }
+[ -x "$VENVTX" ] || { echo "real_torch: no venvtx binary (set VENVTX)" >&2; exit 2; }
+mkdir -p "$OUT"
+
+# Our own tree hash: path, type, mode, size, content hash or link target of everything in
+# site-packages and bin, without venvtx's store and lock.
+tree_hash() {
+  (cd "$1" && find . \( -path ./.venvtx -o -path ./.lock \) -prune -o -printf '%p %y %m %s %l\n' |
+     LC_ALL=C sort > "$OUT/tree-$2.txt"
+   find . \( -path ./.venvtx -o -path ./.lock \) -prune -o -type f -print0 | LC_ALL=C sort -z |
+     xargs -0 sha256sum >> "$OUT/tree-$2.txt")
+  sha256sum < "$OUT/tree-$2.txt" | cut -c1-16
+}
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+rows=()
+row() { rows+=("$(printf '%-34s %-10s %s' "$1" "$2" "$3")"); }
+
+a="$WORK/a"; b="$WORK/b"
+rm -rf "$a" "$b"
+cp -a "$VENV" "$a" && cp -a "$VENV" "$b"
+vx() { "$VENVTX" --venv "$a" "$@"; }
+
+# 1. Baseline probe, naming the GPUs.
+t=$(now); vx --json probe --probe "import torch" > "$OUT/1-probe.json" 2>&1; rc=$?; dt=$(elapsed "$t")
+gpus=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(", ".join(g["name"] for g in (r.get("gpus") or [])) or "none")' "$OUT/1-probe.json" 2>/dev/null)
+row "baseline probe" "exit $rc" "${dt}s; GPUs: ${gpus:-?}"
+
+# 2. The plan for removing the cu13 libraries.
+vx remove 'nvidia-*-cu13' --dry-run > "$OUT/2-plan.txt" 2>&1; rc=$?
+row "plan: remove nvidia-*-cu13" "exit $rc" "$(grep -c 'needed by' "$OUT/2-plan.txt") consumer line(s) of lost sonames"
+
+# 3. The removal that must fail the probe and restore.
+before=$(tree_hash "$a" before)
+t=$(now); vx remove 'nvidia-*-cu13' --probe "import torch" > "$OUT/3-remove.txt" 2>&1; rc=$?; dt_fail=$(elapsed "$t")
+after=$(tree_hash "$a" after-restore)
+row "remove nvidia-*-cu13 + probe" "exit $rc" "${dt_fail}s; byte-identical after restore: $([ "$before" = "$after" ] && echo yes || echo NO)"
+
+# 4. A harmless removal, then rollback.
+harmless=()
+for name in ${HARMLESS:-networkx jinja2}; do
+  vx remove "$name" --dry-run > /dev/null 2>&1 && harmless+=("$name")
+done
+if [ ${#harmless[@]} -gt 0 ]; then
+  t=$(now); vx remove "${harmless[@]}" --no-baseline > "$OUT/4-remove.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
+  row "remove ${harmless[*]}" "exit $rc" "${dt_ours}s (no probe)"
+  t=$(now); vx rollback > "$OUT/4-rollback.txt" 2>&1; rc=$?; dt=$(elapsed "$t")
+  back=$(tree_hash "$a" after-rollback)
+  row "rollback" "exit $rc" "${dt}s; byte-identical: $([ "$before" = "$back" ] && echo yes || echo NO)"
+  # 5. The same removal with pip, on the second copy.
+  t=$(now); "$b/bin/python" -m pip uninstall -y -q "${harmless[@]}" > "$OUT/5-pip.txt" 2>&1; rc=$?; dt_pip=$(elapsed "$t")
+  row "pip uninstall ${harmless[*]}" "exit $rc" "${dt_pip}s; venvtx/pip = $(ratio "$dt_ours" "$dt_pip")x"
+fi
+t=$(now); vx remove 'nvidia-*-cu13' --no-baseline > "$OUT/5-remove-cu13.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
+t=$(now); "$b/bin/python" -m pip uninstall -y -q $(cd "$b" && bin/python -m pip list --format=freeze 2>/dev/null | grep -i '^nvidia-.*-cu13=' | cut -d= -f1) > "$OUT/5-pip-cu13.txt" 2>&1; rc2=$?; dt_pip=$(elapsed "$t")
+row "remove nvidia-*-cu13 (no probe)" "exit $rc/$rc2" "venvtx ${dt_ours}s, pip ${dt_pip}s: $(ratio "$dt_ours" "$dt_pip")x"
+
+printf '%s\n' "${rows[@]}" > "$OUT/table.txt"
+echo "== venvtx on $VENV (logs in $OUT)"
+cat "$OUT/table.txt"
+rm -rf "$WORK"

@@ -1,0 +1,129 @@
+"""Transactions around any installer: `venvtx install` and `venvtx run -- CMD` (issue 4)."""
+import os
+import subprocess
+import unittest
+
+from support import VenvTestCase, story_template, tree_hash
+
+
+class InstallCase(VenvTestCase):
+    def setUp(self):
+        super().setUp()
+        template = story_template()
+        self.wheel_args = ["--", "--no-index", "--find-links", os.path.join(template, "wheels"),
+                           "--find-links", os.path.join(template, "wheels-extra")]
+        self.env["PIP_CONFIG_FILE"] = os.devnull  # this machine's pip settings are not the test's
+        self.env["PIP_NO_CACHE_DIR"] = "1"
+
+    def install(self, *specs, probe=None, extra=()):
+        args = ["install", "--installer", "pip", *specs]
+        if probe:
+            args += ["--probe", probe]
+        return self.venvtx(*args, *self.wheel_args, *extra)
+
+    def torch_version(self):
+        proc = self.python("import importlib.metadata as m; print(m.version('torch'))")
+        return proc.stdout.strip()
+
+
+class Install(InstallCase):
+    def test_upgrade_needing_a_missing_library_fails_and_restores_exactly(self):
+        before = tree_hash(self.venv)
+        proc = self.install("torch==2.12.0", probe="import torch")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("libcufile.so.0", proc.stdout)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertTrue(any(p.endswith("torch/__pycache__/__init__.cpython-311.pyc") or "__pycache__" in p
+                            for p in before))
+        self.assertIn("bin/torchrun", before)
+        self.assertEqual(self.torch_version(), "2.11.0")
+
+    def test_passing_upgrade_commits_and_rollback_restores_exactly(self):
+        before = tree_hash(self.venv)
+        proc, tx = self.venvtx_json("install", "--installer", "pip", "torch==2.12.0", *self.wheel_args)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(tx["packages"], [{"name": "torch", "before": "2.11.0", "after": "2.12.0"}])
+        self.assertEqual(self.torch_version(), "2.12.0")
+        upgraded = tree_hash(self.venv)
+        only_new = [p for p in upgraded if p not in before]
+        self.assertTrue(any("torch-2.12.0.dist-info" in p for p in only_new))
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        for path in only_new:
+            self.assertFalse(os.path.lexists(os.path.join(self.venv, path)), path)
+        self.assertEqual(self.venvtx("rollback", "--redo").returncode, 0)
+        self.assertTreeEqual(upgraded, tree_hash(self.venv))
+        proc, log = self.venvtx_json("log")
+        self.assertEqual([(t["kind"], t["state"]) for t in log],
+                         [("rollback", "committed"), ("rollback", "undone"), ("install", "committed")])
+
+    def test_rollback_to_across_three_transactions(self):
+        states = [tree_hash(self.venv)]
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        states.append(tree_hash(self.venv))
+        self.assertEqual(self.install("torch==2.12.0").returncode, 0)
+        states.append(tree_hash(self.venv))
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.assertEqual(self.venvtx("rollback", "--to", "1").returncode, 0)
+        self.assertTreeEqual(states[1], tree_hash(self.venv))
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(states[0], tree_hash(self.venv))
+
+    def test_installer_failure_changes_nothing(self):
+        before = tree_hash(self.venv)
+        proc = self.install("no-such-package==9")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        # pip speaks first (its output is the user's to see); venvtx's own verdict is one line.
+        self.assertRegex(proc.stderr.strip().splitlines()[-1], r"^venvtx: pip install exited with status 1 .*restored")
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+
+class Run(InstallCase):
+    SCRIPT = ("set -e; site=$(echo lib/python3*/site-packages); "
+              "rm $site/flash_attn/ops/__init__.py; "                      # delete
+              "rm bin/sglang && printf '#!/bin/sh\\necho new\\n' > bin/sglang && chmod 755 bin/sglang; "  # replace
+              "mkdir -p $site/newpkg && echo 'x = 1' > $site/newpkg/__init__.py; "    # add
+              "echo added > bin/extra-tool")
+
+    def test_run_is_captured_and_rolled_back_exactly(self):
+        before = tree_hash(self.venv)
+        proc, tx = self.venvtx_json("run", "--", "sh", "-c", "cd \"$VIRTUAL_ENV\" && " + self.SCRIPT)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(tx["kind"], "run")
+        self.assertEqual(tx["files"]["removed"], 1)
+        self.assertEqual(tx["files"]["modified"], 1)
+        self.assertEqual(tx["files"]["added"], 2)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_in_place_append_is_reported_and_copy_mode_restores_it(self):
+        target = os.path.join(self.site, "flashinfer", "__init__.py")
+        append = ["run", "--", "sh", "-c", "echo '# appended' >> '%s'" % target]
+        proc, tx = self.venvtx_json(*append)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("changed in place", tx["message"])
+        self.assertIn("flashinfer/__init__.py", tx["message"])
+        with open(target) as f:
+            self.assertIn("# appended", f.read())
+        before = tree_hash(self.venv)
+        proc, tx = self.venvtx_json(append[0], "--copy", *append[1:])
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(tx["files"]["modified"], 1)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_failing_probe_after_run_restores(self):
+        before = tree_hash(self.venv)
+        probe = "import os, flash_attn; assert os.path.exists(os.path.join(os.path.dirname(flash_attn.__file__), 'ops', '__init__.py'))"
+        proc = self.venvtx("run", "--probe", probe, "--", "sh", "-c",
+                           "cd \"$VIRTUAL_ENV\" && " + self.SCRIPT)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_run_without_a_command(self):
+        proc = self.venvtx("run")
+        self.assertOneLineError(proc, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
