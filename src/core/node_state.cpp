@@ -12,13 +12,17 @@ namespace venvtx {
 
 NodeState observe_node(const std::filesystem::path& path) {
     struct stat st {};
-    NodeState state;
     if (::lstat(path.c_str(), &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) {
-            return state;
+            return {};
         }
         throw system_error("stat " + path.string(), errno);
     }
+    return node_from_stat(path, st);
+}
+
+NodeState node_from_stat(const std::filesystem::path& path, const struct stat& st) {
+    NodeState state;
     state.mode = st.st_mode & 07777;
     state.size = static_cast<std::uint64_t>(st.st_size);
     state.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;

@@ -78,6 +78,34 @@ void move_fd(int fd, int target) {
 
 } // namespace
 
+void spawn_detached(const std::vector<std::string>& argv) {
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        throw system_error("fork", errno);
+    }
+    if (pid == 0) {
+        ::setsid();
+        if (::fork() != 0) {
+            ::_exit(0); // the grandchild is reparented: nobody waits for it
+        }
+        int devnull = ::open("/dev/null", O_RDWR);
+        ::dup2(devnull, 0);
+        ::dup2(devnull, 1);
+        ::dup2(devnull, 2);
+        ::close_range(3, ~0U, 0);
+        std::vector<char*> args;
+        for (const auto& arg : argv) {
+            args.push_back(const_cast<char*>(arg.c_str()));
+        }
+        args.push_back(nullptr);
+        ::execvp(args[0], args.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+
 SubprocessResult run_subprocess(const SubprocessSpec& spec) {
     if (spec.argv.empty()) {
         throw Error(ExitCode::internal, "run_subprocess: empty command");

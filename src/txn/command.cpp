@@ -13,6 +13,7 @@
 #include "venvtx/venv/inventory.hpp"
 
 #include <cstdlib>
+#include <unistd.h>
 #include <map>
 
 namespace venvtx {
@@ -66,15 +67,27 @@ bool same_state(const NodeState& a, const NodeState& b) {
 
 class CommandApply {
 public:
-    CommandApply(const Context& context, const CommandOptions& options, Store& store)
-        : m_context(context), m_options(options), m_store(store) {}
+    CommandApply(const Context& context, const CommandOptions& options, Store& store,
+                 std::map<std::string, InodeFacts> inodes)
+        : m_context(context), m_options(options), m_store(store), m_inodes(std::move(inodes)) {}
 
     void operator()(std::int64_t tx, TransactionPlan& plan, std::set<std::string>& new_objects) {
         stdfs::path staging = m_store.objects().staging_dir(tx);
+        auto started = std::chrono::steady_clock::now();
+        auto lap = [&](const std::string& what) {
+            auto now = std::chrono::steady_clock::now();
+            m_context.out.debug(what + ": " +
+                                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count()) +
+                                " ms");
+            started = now;
+        };
         link_pre_images(staging, plan.entries);
+        lap("linked " + std::to_string(m_inodes.size()) + " files");
         auto versions_before = installed_versions(m_context.layout);
         run_command();
+        lap("command");
         VenvSnapshot after = snapshot_venv(m_context.layout, m_store.root());
+        lap("snapshot after");
         std::vector<std::int64_t> unchanged;
         std::vector<Entry> changed;
         for (auto& entry : plan.entries) {
@@ -103,19 +116,19 @@ public:
                 added.push_back(entry);
             }
         }
+        lap("diff");
         auto objects = hash_pre_images(staging, changed, new_objects);
+        lap("hashed pre-images");
         m_store.history().finish_snapshot(tx, unchanged, changed, added, objects);
+        lap("index");
         adopt_captured(m_store.objects(), tx, changed);
-        for (std::int64_t id : unchanged) {
-            stdfs::path link = staging / std::to_string(id);
-            if (observe_node(link).type != NodeType::absent) {
-                Fs::instance().unlink(link);
-            }
-        }
+        discard_links(staging, tx);
+        lap("adopted");
         plan.entries = std::move(changed);
         plan.entries.insert(plan.entries.end(), added.begin(), added.end());
         plan.packages = package_changes(versions_before, installed_versions(m_context.layout));
         m_store.history().set_packages(tx, plan.packages);
+        lap("package diff");
         if (!m_in_place.empty()) {
             std::string message = std::to_string(m_in_place.size()) +
                                   " file(s) changed in place, no pre-image kept (use --copy): " + m_in_place.front();
@@ -141,9 +154,18 @@ private:
             } else {
                 fs.link(path, staged);
             }
-            m_inodes[entry.path] = inode_facts(path); // after link(): its ctime moved
         }
         fs.sync_filesystem(staging);
+    }
+
+    // The links of unchanged files (thousands) go to trash/, deleted by a detached `rm` so the
+    // command does not wait for them; they share inodes with live venv files and cost no space.
+    void discard_links(const stdfs::path& staging, std::int64_t tx) {
+        stdfs::path trash = m_store.root() / "trash";
+        Fs::instance().mkdirs(trash);
+        stdfs::path target = trash / (std::to_string(tx) + "-" + std::to_string(::getpid()));
+        Fs::instance().rename(staging, target);
+        spawn_detached({"rm", "-rf", "--one-file-system", target.string()});
     }
 
     void run_command() {
@@ -182,7 +204,7 @@ private:
         }
         const InodeFacts& was = m_inodes.at(entry.path);
         const InodeFacts& is = after.inodes.at(entry.path);
-        return was.inode == is.inode && was.device == is.device && was.ctime_ns == is.ctime_ns;
+        return was.inode == is.inode && was.device == is.device;
     }
 
     // Same inode, other content: the command wrote into the file instead of replacing it.
@@ -263,7 +285,12 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     }
     TransactionPlan plan;
     plan.kind = options.kind;
-    for (const auto& [path, state] : snapshot_venv(context.layout, store.root()).states) {
+    auto started = std::chrono::steady_clock::now();
+    VenvSnapshot snapshot = snapshot_venv(context.layout, store.root());
+    context.out.debug("snapshot of " + std::to_string(snapshot.states.size()) + " paths: " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - started).count()) + " ms");
+    for (const auto& [path, state] : snapshot.states) {
         Entry entry;
         entry.path = path;
         entry.before = state;
@@ -271,7 +298,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         entry.progress = "snapshot";
         plan.entries.push_back(std::move(entry));
     }
-    plan.apply = CommandApply(context, options, store);
+    plan.apply = CommandApply(context, options, store, std::move(snapshot.inodes));
     return run_transaction(context, options.mutation, store, std::move(plan));
 }
 

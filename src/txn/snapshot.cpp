@@ -13,10 +13,6 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-std::int64_t ns(const struct timespec& time) {
-    return static_cast<std::int64_t>(time.tv_sec) * 1000000000 + time.tv_nsec;
-}
-
 class Walker {
 public:
     Walker(const VenvLayout& layout, const stdfs::path& store_root, VenvSnapshot& snapshot)
@@ -41,9 +37,13 @@ public:
             if ((rel_dir.empty() && name == ".lock") || path == m_store) {
                 continue; // venvtx's own files, and the lock uv shares
             }
-            NodeState state = observe_node(path);
+            struct stat st {};
+            if (::lstat(path.c_str(), &st) != 0) {
+                continue; // gone since readdir
+            }
+            NodeState state = node_from_stat(path, st);
             if (state.type == NodeType::file) {
-                m_snapshot.inodes[rel] = inode_facts(path);
+                m_snapshot.inodes[rel] = {st.st_dev, st.st_ino};
             }
             m_snapshot.states[rel] = state;
             if (state.type == NodeType::dir) {
@@ -59,14 +59,6 @@ private:
 };
 
 } // namespace
-
-InodeFacts inode_facts(const stdfs::path& path) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
-        return {};
-    }
-    return {st.st_dev, st.st_ino, ns(st.st_ctim)};
-}
 
 VenvSnapshot snapshot_venv(const VenvLayout& layout, const stdfs::path& store_root) {
     VenvSnapshot snapshot;

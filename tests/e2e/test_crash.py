@@ -5,7 +5,7 @@ import shutil
 import subprocess
 import unittest
 
-from support import VenvTestCase, tree_hash
+from support import VenvTestCase, story_template, tree_hash
 
 KILLED = -9
 
@@ -31,17 +31,6 @@ class SweepCase(VenvTestCase):
         shutil.rmtree(self.venv, ignore_errors=True)
         subprocess.run(["cp", "-a", template, self.venv], check=True)
 
-    def final_state(self):
-        """The newest transaction's state, or None where no index was ever written."""
-        if not os.path.exists(os.path.join(self.venv, ".venvtx", "index.sqlite")):
-            return None
-        with self.store_index() as db:
-            row = db.execute("SELECT state FROM transactions ORDER BY id DESC LIMIT 1").fetchone()
-            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-        return row[0] if row else None
-
-
-class FailpointSweep(SweepCase):
     def sweep(self, template, args, expected_rc, after_ok_state):
         self.fresh(template)
         before = tree_hash(self.venv)
@@ -74,6 +63,18 @@ class FailpointSweep(SweepCase):
         self.assertGreater(points, 10)
         self.assertEqual(mismatches, [])
 
+
+    def final_state(self):
+        """The newest transaction's state, or None where no index was ever written."""
+        if not os.path.exists(os.path.join(self.venv, ".venvtx", "index.sqlite")):
+            return None
+        with self.store_index() as db:
+            row = db.execute("SELECT state FROM transactions ORDER BY id DESC LIMIT 1").fetchone()
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+        return row[0] if row else None
+
+
+class FailpointSweep(SweepCase):
     def test_multi_package_remove(self):
         template = self.prepare()
         self.sweep(template, ["remove", "sglang", "flash*", "--no-baseline", "--probe", "import torch"], 0,
@@ -89,17 +90,62 @@ class FailpointSweep(SweepCase):
         self.sweep(template, ["rollback"], 0, "committed")
 
 
+class CommandSweep(SweepCase):
+    """The hard-link capture around an external command (install and run share it)."""
+
+    RUN = ("cd \"$VIRTUAL_ENV\" && site=$(echo lib/python3*/site-packages) && "
+           "rm $site/flash_attn/ops/__init__.py && rm bin/sglang && echo new > bin/sglang && "
+           "mkdir $site/newpkg && echo 'x = 1' > $site/newpkg/__init__.py")
+
+    def test_run_every_step(self):
+        template = self.prepare()
+        self.sweep(template, ["run", "--no-baseline", "--probe", "import torch", "--", "sh", "-c", self.RUN],
+                   0, "committed")
+
+    def test_pip_install_sampled_steps(self):
+        """A real pip upgrade: its venv (pip included) has too many files to kill at every
+        link in CI time, so the sweep samples steps across the whole run."""
+        template = os.path.join(self.tmp, "template")
+        os.rename(self.venv, template)
+        wheels = story_template()
+        # --no-compile: bytecode embeds its source's mtime, so two clean runs would differ.
+        args = ["install", "--installer", "pip", "--no-baseline", "--probe", "import sglang", "torch==2.12.0",
+                "--", "-q", "--no-compile", "--no-index", "--find-links", os.path.join(wheels, "wheels"),
+                "--find-links", os.path.join(wheels, "wheels-extra")]
+        self.env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1")
+        self.fresh(template)
+        before = tree_hash(self.venv)
+        self.assertEqual(self.venvtx(*args).returncode, 0)
+        after = tree_hash(self.venv)
+        steps = InjectedIoErrors.count_steps(self, template, args)
+        points = sorted(set(list(range(1, 6)) + list(range(1, steps + 1, max(steps // 25, 1))) +
+                            list(range(max(steps - 5, 1), steps + 1))))
+        for point in points:
+            self.fresh(template)
+            proc = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(point)))
+            self.assertEqual(proc.returncode, KILLED, "step %d of %d" % (point, steps))
+            self.assertEqual(self.venvtx("recover").returncode, 0)
+            tree = tree_hash(self.venv)
+            state = self.final_state()
+            ok = (tree == before and state in ("rolled_back", None)) or (tree == after and state == "committed")
+            self.assertTrue(ok, "kill at step %d of %d left state %s, before=%s after=%s"
+                            % (point, steps, state, tree == before, tree == after))
+        print("\n  pip install: %d of %d failpoints tried, 0 mismatches" % (len(points), steps))
+
+
 class InjectedIoErrors(SweepCase):
+    @staticmethod
     def count_steps(self, template, args):
         """The number of mutating steps of `args`: FAILPOINT=N kills exactly when N <= steps."""
         low, high = 0, 1
-        while self.killed_at(template, args, high):
+        while InjectedIoErrors.killed_at(self, template, args, high):
             low, high = high, high * 2
         while high - low > 1:
             middle = (low + high) // 2
-            low, high = (middle, high) if self.killed_at(template, args, middle) else (low, middle)
+            low, high = (middle, high) if InjectedIoErrors.killed_at(self, template, args, middle) else (low, middle)
         return low
 
+    @staticmethod
     def killed_at(self, template, args, step):
         self.fresh(template)
         return self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(step))).returncode == KILLED
@@ -111,7 +157,7 @@ class InjectedIoErrors(SweepCase):
         before = tree_hash(self.venv)
         self.assertEqual(self.venvtx(*args).returncode, 0)
         after = tree_hash(self.venv)
-        steps = self.count_steps(template, args)
+        steps = InjectedIoErrors.count_steps(self, template, args)
         self.assertGreater(steps, 10)
         tried = 0
         for kind in ("ENOSPC", "EIO", "ENOSPC:persist", "EIO:persist"):

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 namespace venvtx {
@@ -22,6 +23,8 @@ struct NodeState {
 
 // lstat of `path` (never follows a final symlink); a device, FIFO or socket is a usage Error.
 NodeState observe_node(const std::filesystem::path& path);
+// The same, from an lstat the caller already made.
+NodeState node_from_stat(const std::filesystem::path& path, const struct stat& st);
 
 const char* node_type_name(NodeType type);
 NodeType node_type_from_name(const std::string& name);

@@ -30,6 +30,9 @@ struct SubprocessResult {
     double duration_s = 0;
 };
 
+// Starts `argv` in a new session, not waited for (it outlives this process); output discarded.
+void spawn_detached(const std::vector<std::string>& argv);
+
 // Throws Error when no process can be made (pipe, fork); a program that cannot be executed
 // shows as exit code 127, as in a shell.
 SubprocessResult run_subprocess(const SubprocessSpec& spec);

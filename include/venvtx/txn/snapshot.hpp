@@ -1,6 +1,6 @@
 // A snapshot of every path in a venv (but the store and .lock): what an external command may
 // change. Files carry their inode, so a replaced file (new inode) is told from one changed in
-// place (same inode, new size, mtime or ctime).
+// place (same inode, new size or mtime).
 #pragma once
 
 #include "venvtx/core/node_state.hpp"
@@ -17,7 +17,6 @@ namespace venvtx {
 struct InodeFacts {
     dev_t device = 0;
     ino_t inode = 0;
-    std::int64_t ctime_ns = 0;
 };
 
 struct VenvSnapshot {
@@ -26,6 +25,5 @@ struct VenvSnapshot {
 };
 
 VenvSnapshot snapshot_venv(const VenvLayout& layout, const std::filesystem::path& store_root);
-InodeFacts inode_facts(const std::filesystem::path& path);
 
 } // namespace venvtx

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Benchmark: `venvtx install` (hard-link capture included, no probe) against plain
+`pip install` of the same local wheels into identical venvs, in one run; prints the ratio and
+how much the store grew against the bytes the upgrade replaced.
+
+The venv is the story venv (torch 2.11.0 + nvidia-*-cu13 + sglang, flashinfer, flash-attn,
+built by tests/fixtures/make_story_venv.py) padded with 20,000 small files in 100 extra
+distributions, as large GPU venvs are (--pad 0: the story venv alone); the install upgrades torch
+to 2.12.0.
+usage: bench/install_vs_pip.py [--rounds N] [--pad FILES] [--venvtx PATH]
+"""
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def pad(venv, total):
+    dists, files = max(total // 200, 0), 200
+    site = [os.path.join(venv, "lib", d, "site-packages") for d in os.listdir(os.path.join(venv, "lib"))][0]
+    for d in range(dists):
+        name = "pad%03d" % d
+        rows = []
+        for i in range(files - 3):
+            rel = "%s/m%03d.py" % (name, i)
+            os.makedirs(os.path.join(site, name), exist_ok=True)
+            with open(os.path.join(site, rel), "w") as f:
+                f.write("x = %d\n" % i)
+            rows.append(rel + ",,")
+        info = os.path.join(site, name + "-1.0.dist-info")
+        os.mkdir(info)
+        with open(os.path.join(info, "METADATA"), "w") as f:
+            f.write("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name)
+        rows += [name + "-1.0.dist-info/METADATA,,", name + "-1.0.dist-info/RECORD,,"]
+        with open(os.path.join(info, "RECORD"), "w") as f:
+            f.write("\n".join(rows) + "\n")
+
+
+def timed(cmd, env):
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:3]), proc.returncode, proc.stderr.strip()[-400:]))
+    return time.perf_counter() - started
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--pad", type=int, default=20000, help="extra small files (default 20000)")
+    parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="venvtx-bench-install-")
+    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    try:
+        subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "make_story_venv.py"), work,
+                        "--extra-wheels"], check=True, stdout=subprocess.DEVNULL)
+        template = os.path.join(work, "venv")
+        pad(template, args.pad)
+        files = sum(len(f) for _, _, f in os.walk(template))
+        links = ["--no-index", "--find-links", os.path.join(work, "wheels"),
+                 "--find-links", os.path.join(work, "wheels-extra")]
+        ours, theirs, growth, replaced = [], [], [], []
+        for round_no in range(args.rounds):
+            a, b = os.path.join(work, "a"), os.path.join(work, "b")
+            for copy in (a, b):
+                shutil.rmtree(copy, ignore_errors=True)
+                subprocess.run(["cp", "-a", template, copy], check=True)
+            runs = [([args.venvtx, "--venv", a, "--quiet", "install", "--installer", "pip", "torch==2.12.0",
+                      "--", "-q", *links], ours),
+                    ([b + "/bin/python", "-m", "pip", "install", "-q", "torch==2.12.0", *links], theirs)]
+            if round_no % 2:
+                runs.reverse()
+            for cmd, times in runs:
+                times.append(timed(cmd, env))
+            objects = os.path.join(a, ".venvtx", "objects")
+            growth.append(sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(objects) for f in fs))
+            with sqlite3.connect(os.path.join(a, ".venvtx", "index.sqlite")) as db:
+                replaced.append(db.execute("SELECT COALESCE(SUM(before_size), 0) FROM entries "
+                                           "WHERE before_type = 'file' AND after_type != 'file' OR "
+                                           "(before_type = 'file' AND after_type = 'file')").fetchone()[0])
+        v, p = statistics.median(ours), statistics.median(theirs)
+        print("venv: %d files; upgrade torch 2.11.0 -> 2.12.0 from local wheels" % files)
+        print("%-32s %8s %8s" % ("median of %d rounds" % args.rounds, "seconds", "ratio"))
+        print("%-32s %8.3f %8.2fx" % ("venvtx install (capture)", v, v / p))
+        print("%-32s %8.3f %8.2fx" % ("pip install", p, 1.0))
+        print("venvtx / pip = %.2fx (target <= 1.15x)" % (v / p))
+        print("store grew by %d bytes; the upgrade replaced or removed %d bytes (target: growth <= replaced)"
+              % (max(growth), min(replaced)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
