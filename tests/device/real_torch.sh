@@ -16,7 +16,7 @@ OUT="${OUT:-$(mktemp -d)}"
 WORK="${WORK:-$(mktemp -d)}"
 [ -d "$VENV" ] || { echo "real_torch: no venv at $VENV" >&2; exit 2; }
 [ -x "$VENVTX" ] || { echo "real_torch: no venvtx binary (set VENVTX)" >&2; exit 2; }
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$WORK"
 
 # Our own tree hash: path, type, mode, size, content hash or link target of everything in
 # site-packages and bin, without venvtx's store and lock.
@@ -31,15 +31,18 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 rows=()
+failed=0
+check() { [ "$1" = "$2" ] || failed=1; }  # a verdict the script exits non-zero on
 row() { rows+=("$(printf '%-34s %-10s %s' "$1" "$2" "$3")"); }
 
 a="$WORK/a"; b="$WORK/b"
 rm -rf "$a" "$b"
-cp -a "$VENV" "$a" && cp -a "$VENV" "$b"
+cp -a "$VENV" "$a" && cp -a "$VENV" "$b" || { echo "real_torch: cannot copy $VENV into $WORK" >&2; exit 2; }
 vx() { "$VENVTX" --venv "$a" "$@"; }
 
 # 1. Baseline probe, naming the GPUs.
 t=$(now); vx --json probe --probe "import torch" > "$OUT/1-probe.json" 2>&1; rc=$?; dt=$(elapsed "$t")
+check "$rc" 0
 gpus=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(", ".join(g["name"] for g in (r.get("gpus") or [])) or "none")' "$OUT/1-probe.json" 2>/dev/null)
 row "baseline probe" "exit $rc" "${dt}s; GPUs: ${gpus:-?}"
 
@@ -51,6 +54,7 @@ row "plan: remove nvidia-*-cu13" "exit $rc" "$(grep -c 'needed by' "$OUT/2-plan.
 before=$(tree_hash "$a" before)
 t=$(now); vx remove 'nvidia-*-cu13' --probe "import torch" > "$OUT/3-remove.txt" 2>&1; rc=$?; dt_fail=$(elapsed "$t")
 after=$(tree_hash "$a" after-restore)
+check "$rc" 3; check "$before" "$after"
 row "remove nvidia-*-cu13 + probe" "exit $rc" "${dt_fail}s; byte-identical after restore: $([ "$before" = "$after" ] && echo yes || echo NO)"
 
 # 4. A harmless removal, then rollback.
@@ -63,6 +67,7 @@ if [ ${#harmless[@]} -gt 0 ]; then
   row "remove ${harmless[*]}" "exit $rc" "${dt_ours}s (no probe)"
   t=$(now); vx rollback > "$OUT/4-rollback.txt" 2>&1; rc=$?; dt=$(elapsed "$t")
   back=$(tree_hash "$a" after-rollback)
+  check "$rc" 0; check "$before" "$back"
   row "rollback" "exit $rc" "${dt}s; byte-identical: $([ "$before" = "$back" ] && echo yes || echo NO)"
   # 5. The same removal with pip, on the second copy.
   t=$(now); "$b/bin/python" -m pip uninstall -y -q "${harmless[@]}" > "$OUT/5-pip.txt" 2>&1; rc=$?; dt_pip=$(elapsed "$t")
@@ -76,3 +81,4 @@ printf '%s\n' "${rows[@]}" > "$OUT/table.txt"
 echo "== venvtx on $VENV (logs in $OUT)"
 cat "$OUT/table.txt"
 rm -rf "$WORK"
+[ "$failed" = 0 ] || { echo "real_torch: a check failed (see the table)" >&2; exit 1; }

@@ -1,0 +1,29 @@
+"""tests/device/real_torch.sh, the script for the real GPU target, exercised here on the story
+venv so it is known to work before it reaches the device (issue 6)."""
+import os
+import subprocess
+import unittest
+
+from support import REPO, VENVTX, VenvTestCase
+
+
+class DeviceScriptOnCpu(VenvTestCase):
+    def test_script_runs_green_against_the_story_venv(self):
+        out = os.path.join(self.tmp, "out")
+        env = dict(self.env, VENV=self.venv, VENVTX=VENVTX, OUT=out, WORK=os.path.join(self.tmp, "work"),
+                   HARMLESS="sglang flash-attn", VENVTX_FAKE_GPUS="2", PIP_CONFIG_FILE=os.devnull)
+        proc = subprocess.run(["bash", os.path.join(REPO, "tests", "device", "real_torch.sh")],
+                              capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        table = proc.stdout
+        self.assertRegex(table, r"baseline probe\s+exit 0 .*GPUs: Fake GPU 0, Fake GPU 1")
+        self.assertRegex(table, r"remove nvidia-\*-cu13 \+ probe\s+exit 3 .*byte-identical after restore: yes")
+        self.assertRegex(table, r"rollback\s+exit 0 .*byte-identical: yes")
+        self.assertRegex(table, r"venvtx/pip = [0-9.]+x")
+        self.assertTrue(os.path.exists(os.path.join(out, "table.txt")))
+        with open(os.path.join(out, "3-remove.txt")) as f:
+            self.assertIn("ImportError", f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
