@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/subprocess.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,6 +24,7 @@ void print_error(bool json, int code, const std::string& message) {
 int main(int argc, char** argv) {
     using namespace venvtx;
     using namespace venvtx::cli;
+    forward_interrupts_to_children();
     GlobalOptions global;
     global.argv.assign(argv, argv + argc);
     global.argv[0] = "venvtx";

@@ -98,6 +98,28 @@ void Fs::rename(const stdfs::path& from, const stdfs::path& to) {
     check(::rename(from.c_str(), to.c_str()), "rename", from);
 }
 
+void Fs::move(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
+    try {
+        rename(from, to);
+    } catch (const FsError& error) {
+        if (error.errno_value() != EXDEV) {
+            throw;
+        }
+        struct stat st {};
+        check(::lstat(from.c_str(), &st), "stat", from);
+        if (S_ISLNK(st.st_mode)) {
+            std::string target(static_cast<size_t>(st.st_size), '\0');
+            if (::readlink(from.c_str(), target.data(), target.size()) < 0) {
+                fail("readlink", from, errno);
+            }
+            symlink(target, to);
+        } else {
+            copy_file(from, to, mode);
+        }
+        unlink(from);
+    }
+}
+
 void Fs::unlink(const stdfs::path& path) {
     step("unlink", path);
     check(::unlink(path.c_str()), "unlink", path);
@@ -187,31 +209,6 @@ void Fs::copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode) 
     check(::fsync(out.get()), "fsync", to);
 }
 
-void Fs::write_atomic(const stdfs::path& path, const std::string& content) {
-    stdfs::path tmp = path;
-    tmp += ".tmp" + std::to_string(::getpid());
-    step("write", tmp);
-    {
-        Fd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
-        if (out.get() < 0) {
-            fail("create", tmp, errno);
-        }
-        const char* data = content.data();
-        size_t left = content.size();
-        while (left > 0) {
-            ssize_t n = ::write(out.get(), data, left);
-            if (n < 0) {
-                fail("write", tmp, errno);
-            }
-            data += n;
-            left -= static_cast<size_t>(n);
-        }
-        check(::fsync(out.get()), "fsync", tmp);
-    }
-    rename(tmp, path);
-    fsync_dir(path.parent_path());
-}
-
 void Fs::fsync_dir(const stdfs::path& dir) {
     step("fsync", dir);
     Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -219,15 +216,6 @@ void Fs::fsync_dir(const stdfs::path& dir) {
         fail("open", dir, errno);
     }
     check(::fsync(fd.get()), "fsync", dir);
-}
-
-void Fs::fsync_file(const stdfs::path& path) {
-    step("fsync", path);
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (fd.get() < 0) {
-        fail("open", path, errno);
-    }
-    check(::fsync(fd.get()), "fsync", path);
 }
 
 void Fs::sync_filesystem(const stdfs::path& path) {

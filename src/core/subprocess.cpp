@@ -17,6 +17,17 @@ namespace {
 
 constexpr size_t k_capture_limit = 4 << 20;
 
+volatile sig_atomic_t g_child_group = 0;
+
+void forward_interrupt(int signal) {
+    if (g_child_group > 0) {
+        ::kill(-g_child_group, signal);
+        return;
+    }
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);
+}
+
 struct Pipe {
     int read = -1;
     int write = -1;
@@ -78,6 +89,15 @@ void move_fd(int fd, int target) {
 
 } // namespace
 
+void forward_interrupts_to_children() {
+    struct sigaction action {};
+    action.sa_handler = forward_interrupt;
+    sigemptyset(&action.sa_mask);
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+        ::sigaction(signal, &action, nullptr);
+    }
+}
+
 void spawn_detached(const std::vector<std::string>& argv) {
     pid_t pid = ::fork();
     if (pid < 0) {
@@ -122,6 +142,7 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
         exec_child(spec, out, err, report);
     }
     ::setpgid(pid, pid);
+    g_child_group = pid;
     close_fd(out.write);
     close_fd(err.write);
     close_fd(report.write);
@@ -180,6 +201,7 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    g_child_group = 0;
     if (killed) {
         ::kill(-pid, SIGKILL);
     }

@@ -52,6 +52,27 @@ std::optional<nlohmann::json> optional_json(const Statement& row, int column) {
 
 } // namespace
 
+void History::insert_entries(std::int64_t tx, std::vector<Entry>& entries) {
+    Statement insert = m_db.prepare(
+        "INSERT INTO entries (tx_id, path, before_type, before_mode, before_size, before_mtime_ns, "
+        "before_link, before_object, after_type, after_mode, after_size, after_mtime_ns, "
+        "after_link, after_object, progress, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?)");
+    for (auto& entry : entries) {
+        insert.bind(1, tx).bind(2, entry.path);
+        bind_state(insert, 3, entry.before);
+        bind_state(insert, 9, entry.after);
+        insert.bind(15, entry.progress);
+        if (entry.owner.empty()) {
+            insert.bind_null(16);
+        } else {
+            insert.bind(16, entry.owner);
+        }
+        insert.run();
+        entry.id = m_db.last_insert_id();
+    }
+}
+
 std::int64_t History::begin(const std::string& kind, const nlohmann::json& argv,
                             const std::vector<PackageChange>& packages, std::vector<Entry>& entries,
                             std::optional<std::int64_t> undoes) {
@@ -72,24 +93,7 @@ std::int64_t History::begin(const std::string& kind, const nlohmann::json& argv,
     for (const auto& change : packages) {
         package.bind(1, id).bind(2, change.name).bind(3, change.before).bind(4, change.after).run();
     }
-    Statement entry = m_db.prepare(
-        "INSERT INTO entries (tx_id, path, before_type, before_mode, before_size, before_mtime_ns, "
-        "before_link, before_object, after_type, after_mode, after_size, after_mtime_ns, "
-        "after_link, after_object, progress, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?)");
-    for (auto& row : entries) {
-        entry.bind(1, id).bind(2, row.path);
-        bind_state(entry, 3, row.before);
-        bind_state(entry, 9, row.after);
-        entry.bind(15, row.progress);
-        if (row.owner.empty()) {
-            entry.bind_null(16);
-        } else {
-            entry.bind(16, row.owner);
-        }
-        entry.run();
-        row.id = m_db.last_insert_id();
-    }
+    insert_entries(id, entries);
     transaction.commit();
     return id;
 }
@@ -193,17 +197,7 @@ void History::finish_snapshot(std::int64_t tx, const std::vector<std::int64_t>& 
             .bind(9, entry.id)
             .run();
     }
-    Statement insert = m_db.prepare(
-        "INSERT INTO entries (tx_id, path, before_type, before_mode, before_size, before_mtime_ns, "
-        "before_link, before_object, after_type, after_mode, after_size, after_mtime_ns, "
-        "after_link, after_object, progress) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (auto& entry : added) {
-        insert.bind(1, tx).bind(2, entry.path);
-        bind_state(insert, 3, entry.before);
-        bind_state(insert, 9, entry.after);
-        insert.bind(15, entry.progress).run();
-        entry.id = m_db.last_insert_id();
-    }
+    insert_entries(tx, added);
     Statement object = m_db.prepare("INSERT OR IGNORE INTO objects (sha256, size, created_by) VALUES (?, ?, ?)");
     for (const auto& [hex, size] : new_objects) {
         object.bind(1, hex).bind(2, static_cast<std::int64_t>(size)).bind(3, tx).run();
@@ -218,20 +212,6 @@ void History::forget_objects(const std::vector<std::string>& hexes) {
         remove.bind(1, hex).run();
     }
     transaction.commit();
-}
-
-std::int64_t History::object_references(const std::string& hex, std::int64_t except_tx) {
-    Statement query = m_db.prepare("SELECT COUNT(*) FROM entries WHERE tx_id != ? AND "
-                                   "(before_object = ? OR after_object = ?)");
-    query.bind(1, except_tx).bind(2, hex).bind(3, hex);
-    query.step();
-    return query.integer(0);
-}
-
-std::int64_t History::object_count() {
-    Statement query = m_db.prepare("SELECT COUNT(*) FROM objects");
-    query.step();
-    return query.integer(0);
 }
 
 std::vector<std::string> History::objects_created_by(std::int64_t tx) {
@@ -332,34 +312,25 @@ std::vector<Entry> History::entries(std::int64_t tx) {
     return entries;
 }
 
-std::optional<TransactionRecord> History::newest_undoable() {
-    Statement query = m_db.prepare(std::string(k_select_transaction) +
-                                   " WHERE state = 'committed' AND undone_by IS NULL AND kind != "
-                                   "'rollback' ORDER BY id DESC LIMIT 1");
+std::optional<TransactionRecord> History::newest_where(const char* condition) {
+    Statement query = m_db.prepare(std::string(k_select_transaction) + " WHERE " + condition +
+                                   " ORDER BY id DESC LIMIT 1");
     if (!query.step()) {
         return std::nullopt;
     }
     return read_transaction(query);
+}
+
+std::optional<TransactionRecord> History::newest_undoable() {
+    return newest_where("state = 'committed' AND undone_by IS NULL AND kind != 'rollback'");
 }
 
 std::optional<TransactionRecord> History::newest_redoable() {
-    Statement query = m_db.prepare(std::string(k_select_transaction) +
-                                   " WHERE state = 'committed' AND undone_by IS NULL AND kind = "
-                                   "'rollback' ORDER BY id DESC LIMIT 1");
-    if (!query.step()) {
-        return std::nullopt;
-    }
-    return read_transaction(query);
+    return newest_where("state = 'committed' AND undone_by IS NULL AND kind = 'rollback'");
 }
 
 std::optional<TransactionRecord> History::newest_passing_probe() {
-    Statement query = m_db.prepare(std::string(k_select_transaction) +
-                                   " WHERE json_extract(probe, '$.passed') = 1 OR json_extract(baseline, '$.passed') = 1 "
-                                   "ORDER BY id DESC LIMIT 1");
-    if (!query.step()) {
-        return std::nullopt;
-    }
-    return read_transaction(query);
+    return newest_where("json_extract(probe, '$.passed') = 1 OR json_extract(baseline, '$.passed') = 1");
 }
 
 std::vector<TransactionRecord> History::unfinished() {

@@ -12,7 +12,8 @@
 
 namespace venvtx {
 
-FileLock::FileLock(const std::filesystem::path& path, std::optional<double> wait_s, const char* what) {
+FileLock::FileLock(const std::filesystem::path& path, std::optional<double> wait_s, const char* what)
+    : m_path(path) {
     m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (m_fd < 0) {
         throw system_error("open lock " + path.string(), errno);
@@ -34,6 +35,16 @@ FileLock::FileLock(const std::filesystem::path& path, std::optional<double> wait
                                               path.string() + "); try again, or pass --wait SECONDS");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+void FileLock::release() { ::flock(m_fd, LOCK_UN); }
+
+void FileLock::reacquire() {
+    while (::flock(m_fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            throw system_error("lock " + m_path.string(), errno);
+        }
     }
 }
 

@@ -32,15 +32,13 @@ bool ObjectStore::has(const std::string& hex) const {
 }
 
 bool ObjectStore::adopt(const stdfs::path& staged, const std::string& hex) {
-    Fs& fs = Fs::instance();
-    if (has(hex)) {
-        fs.unlink(staged);
-        return false;
-    }
+    // The staged file hashes to `hex` by construction: it replaces whatever is stored under that
+    // name, so a stored copy that rotted is healed rather than trusted.
+    bool existed = has(hex);
     stdfs::path target = object_path(hex);
-    fs.mkdirs(target.parent_path());
-    fs.rename(staged, target);
-    return true;
+    Fs::instance().mkdirs(target.parent_path());
+    Fs::instance().move(staged, target, 0444);
+    return !existed;
 }
 
 void ObjectStore::verify(const std::string& hex) const {

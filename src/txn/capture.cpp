@@ -23,20 +23,6 @@ bool changes_leaf(const Entry& entry) {
     return entry.before.type == NodeType::file;
 }
 
-void move_into_staging(const stdfs::path& from, const stdfs::path& to, const NodeState& state) {
-    Fs& fs = Fs::instance();
-    try {
-        fs.rename(from, to);
-    } catch (const FsError& error) {
-        if (error.errno_value() != EXDEV || state.type != NodeType::file) {
-            throw;
-        }
-        // The store lives on another filesystem: copy, then drop the original.
-        fs.copy_file(from, to, state.mode);
-        fs.unlink(from);
-    }
-}
-
 } // namespace
 
 CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, std::int64_t tx,
@@ -50,7 +36,7 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
             continue;
         }
         try {
-            move_into_staging(layout.root / entry.path, staging / std::to_string(entry.id), entry.before);
+            fs.move(layout.root / entry.path, staging / std::to_string(entry.id), entry.before.mode);
         } catch (const FsError& error) {
             if (error.errno_value() != ENOENT) {
                 throw;

@@ -13,6 +13,7 @@
 #include "venvtx/venv/inventory.hpp"
 
 #include <cstdlib>
+#include <optional>
 #include <unistd.h>
 #include <map>
 
@@ -67,9 +68,9 @@ bool same_state(const NodeState& a, const NodeState& b) {
 
 class CommandApply {
 public:
-    CommandApply(const Context& context, const CommandOptions& options, Store& store,
+    CommandApply(const Context& context, const CommandOptions& options, Store& store, MutationLock& lock,
                  std::map<std::string, InodeFacts> inodes)
-        : m_context(context), m_options(options), m_store(store), m_inodes(std::move(inodes)) {}
+        : m_context(context), m_options(options), m_store(store), m_lock(lock), m_inodes(std::move(inodes)) {}
 
     void operator()(std::int64_t tx, TransactionPlan& plan, std::set<std::string>& new_objects) {
         stdfs::path staging = m_store.objects().staging_dir(tx);
@@ -84,7 +85,12 @@ public:
         link_pre_images(staging, plan.entries);
         lap("linked " + std::to_string(m_inodes.size()) + " files");
         auto versions_before = installed_versions(m_context.layout);
-        run_command();
+        std::optional<Error> failed; // a failed command is diffed too, so its changes are undone
+        try {
+            run_command();
+        } catch (const Error& error) {
+            failed = error;
+        }
         lap("command");
         VenvSnapshot after = snapshot_venv(m_context.layout, m_store.root());
         lap("snapshot after");
@@ -129,6 +135,9 @@ public:
         plan.packages = package_changes(versions_before, installed_versions(m_context.layout));
         m_store.history().set_packages(tx, plan.packages);
         lap("package diff");
+        if (failed) {
+            throw *failed;
+        }
         if (!m_in_place.empty()) {
             std::string message = std::to_string(m_in_place.size()) +
                                   " file(s) changed in place, no pre-image kept (use --copy): " + m_in_place.front();
@@ -152,10 +161,21 @@ private:
                 fs.copy_file(path, staged, entry.before.mode);
                 m_copied.insert(entry.path);
             } else {
-                fs.link(path, staged);
+                link_or_copy(path, staged, entry.before.mode);
             }
         }
         fs.sync_filesystem(staging);
+    }
+
+    static void link_or_copy(const stdfs::path& path, const stdfs::path& staged, mode_t mode) {
+        try {
+            Fs::instance().link(path, staged);
+        } catch (const FsError& error) {
+            if (error.errno_value() != EXDEV) {
+                throw;
+            }
+            Fs::instance().copy_file(path, staged, mode); // the store is on another filesystem
+        }
     }
 
     // The links of unchanged files (thousands) go to trash/, deleted by a detached `rm` so the
@@ -176,7 +196,14 @@ private:
         spec.env["PATH"] = m_context.layout.scripts.string() + (path ? std::string(":") + path : "");
         spec.env["PYTHONHOME"] = std::nullopt;
         spec.inherit_output = !m_context.out.json();
+        bool uv = stdfs::path(m_options.argv.front()).filename() == "uv";
+        if (uv) {
+            m_lock.venv_lock().release();
+        }
         SubprocessResult result = run_subprocess(spec);
+        if (uv) {
+            m_lock.venv_lock().reacquire();
+        }
         if (result.exit_code != 0) {
             std::string detail = last_line(result.err); // captured under --json only
             throw Error(ExitCode::usage, command_name() + " exited with status " +
@@ -242,6 +269,7 @@ private:
     const Context& m_context;
     const CommandOptions& m_options;
     Store& m_store;
+    MutationLock& m_lock;
     std::set<std::string> m_snapshot_paths;
     std::set<std::string> m_copied;
     std::map<std::string, InodeFacts> m_inodes;
@@ -276,13 +304,13 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     if (options.argv.empty()) {
         throw usage_error("no command to run: venvtx run -- CMD [ARGS...]");
     }
+    if (options.mutation.dry_run) {
+        context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");
+        return {};
+    }
     Store store(context.store_root, true);
     MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
     recover_before_mutating(context, store);
-    if (options.mutation.dry_run) {
-        context.out.say("would run: " + options.argv.front() + " ... as one transaction (dry run: nothing changed)");
-        return {};
-    }
     TransactionPlan plan;
     plan.kind = options.kind;
     auto started = std::chrono::steady_clock::now();
@@ -298,7 +326,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         entry.progress = "snapshot";
         plan.entries.push_back(std::move(entry));
     }
-    plan.apply = CommandApply(context, options, store, std::move(snapshot.inodes));
+    plan.apply = CommandApply(context, options, store, lock, std::move(snapshot.inodes));
     return run_transaction(context, options.mutation, store, std::move(plan));
 }
 

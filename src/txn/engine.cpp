@@ -72,6 +72,22 @@ public:
             history.set_probe(m_tx, "baseline", probe_report_json(*baseline));
         }
         apply();
+        try {
+            return probe_and_commit(probing, baseline);
+        } catch (const Error& error) {
+            if (m_restored) {
+                throw;
+            }
+            restore(error.what());
+            history.set_state(m_tx, "aborted", error.what());
+            throw Error(error.code(), std::string(error.what()) + " (venv restored, tx " +
+                                          std::to_string(m_tx) + " aborted)");
+        }
+    }
+
+private:
+    Outcome probe_and_commit(bool probing, const std::optional<ProbeReport>& baseline) {
+        History& history = m_store.history();
         if (probing) {
             ProbeReport after = run_probe(m_context.layout, m_options.probe,
                                           expected_gpu_count(m_options.probe, baseline ? &*baseline : nullptr));
@@ -80,9 +96,9 @@ public:
             if (!after.passed) {
                 restore("probe failed");
                 history.set_state(m_tx, "rolled_back", "probe failed: " + after.error.value_or(""));
-                m_context.out.verdict("restored " + plural(restored_paths(), "path") +
-                                      ": the venv is as it was before (tx " + std::to_string(m_tx) +
-                                      " rolled back)");
+                m_context.out.verdict("restored the " + plural(m_plan.entries.size(), "path") +
+                                      " it changed: the venv is as it was before (tx " +
+                                      std::to_string(m_tx) + " rolled back)");
                 return {ExitCode::probe_failed, history.find(m_tx)};
             }
         }
@@ -91,7 +107,6 @@ public:
         return {ExitCode::ok, history.find(m_tx)};
     }
 
-private:
     void apply() {
         try {
             if (m_plan.apply) {
@@ -116,6 +131,7 @@ private:
 
     // Puts every path back as it was; on failure marks the transaction for `venvtx recover`.
     void restore(const std::string& reason) {
+        m_restored = true;
         try {
             MaterializeSources sources{m_tx, m_new_objects};
             auto moved = materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
@@ -127,8 +143,6 @@ private:
                                                 "; run `venvtx recover`");
         }
     }
-
-    std::size_t restored_paths() const { return m_plan.entries.size(); }
 
     void remove_staging() {
         try {
@@ -144,6 +158,7 @@ private:
     TransactionPlan m_plan;
     std::int64_t m_tx = 0;
     std::set<std::string> m_new_objects;
+    bool m_restored = false;  // a restore ran (or failed): never attempted twice
 };
 
 } // namespace

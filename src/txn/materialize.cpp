@@ -135,9 +135,9 @@ private:
                                                 target.object + " is missing");
         }
         if (from_staging) {
-            fs.rename(staged, path); // never adopted: the original inode goes straight back
+            fs.move(staged, path, target.mode); // never adopted: the original inode goes straight back
         } else if (consume_use(target.object)) {
-            fs.rename(m_objects.object_path(target.object), path);
+            fs.move(m_objects.object_path(target.object), path, target.mode);
             m_moved.push_back(target.object);
         } else {
             stdfs::path temporary = temporary_path_for(path, entry.id);

@@ -62,9 +62,9 @@ public:
         }
         add_tree(dist.dist_info, dist.name);
         for (const auto& script : dist.scripts) {
-            std::string rel = (m_layout.scripts / script).lexically_relative(m_layout.root).string();
-            if (m_staying_owner.count(rel) == 0) {
-                add_path(rel, dist.name, false);
+            auto rel = m_resolver.resolve(m_layout.scripts, script, dist.name);
+            if (rel && m_staying_owner.count(*rel) == 0) {
+                add_path(*rel, dist.name, false);
             }
         }
     }

@@ -89,6 +89,19 @@ class BadInput(VenvTestCase):
         self.assertTreeEqual(before, tree_hash(self.venv))
         self.assertEqual(os.readlink(link), target)
 
+    def test_console_script_name_escaping_the_venv(self):
+        victim = os.path.join(self.tmp, "victim")
+        with open(victim, "w") as f:
+            f.write("not yours")
+        with open(os.path.join(self.dist_info("flash_attn"), "entry_points.txt"), "w") as f:
+            f.write("[console_scripts]\n%s = flash_attn:main\n" % os.path.relpath(victim, os.path.join(self.venv, "bin")))
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertOneLineError(proc, 2)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        with open(victim) as f:
+            self.assertEqual(f.read(), "not yours")
+
     def test_record_path_through_symlinked_directory_escaping(self):
         outside = os.path.join(self.tmp, "elsewhere")
         os.mkdir(outside)

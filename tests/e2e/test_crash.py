@@ -185,8 +185,9 @@ class InjectedIoErrors(SweepCase):
         args = ["remove", "sglang", "flash*"]
         self.fresh(template)
         before = tree_hash(self.venv)
+        middle = InjectedIoErrors.count_steps(self, template, args) // 2
         self.fresh(template)
-        killed = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT="40"))
+        killed = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(middle)))
         self.assertEqual(killed.returncode, KILLED)
         failed = self.venvtx("recover", env=dict(self.env, VENVTX_FAULT="3:EIO"))
         self.assertEqual(failed.returncode, 1, failed.stdout + failed.stderr)

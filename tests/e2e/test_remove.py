@@ -98,7 +98,48 @@ class CommitAndRollback(VenvTestCase):
         self.assertTreeEqual(after_first, tree_hash(self.venv))
 
 
+class StoreElsewhere(VenvTestCase):
+    """--store on another filesystem (/dev/shm): no rename crosses it, a copy does."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat(self.tmp).st_dev:
+            self.skipTest("no second filesystem at /dev/shm")
+        import tempfile
+        self.store = tempfile.mkdtemp(prefix="venvtx-store-", dir="/dev/shm")
+        self.addCleanup(__import__("shutil").rmtree, self.store, True)
+
+    def test_failed_probe_commit_and_rollback_across_filesystems(self):
+        before = tree_hash(self.venv)
+        proc = self.venvtx("--store", self.store, "remove", "nvidia-*-cu13", "--probe", "import torch")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertEqual(self.venvtx("--store", self.store, "remove", "sglang").returncode, 0)
+        proc = self.venvtx("--store", self.store, "run", "--", "sh", "-c", "rm \"$VIRTUAL_ENV/bin/torchrun\"")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(self.venvtx("--store", self.store, "rollback").returncode, 0)
+        self.assertEqual(self.venvtx("--store", self.store, "rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")))
+
+
 class StoreDetails(VenvTestCase):
+    def test_a_rotten_object_is_replaced_by_a_fresh_capture(self):
+        before = tree_hash(self.venv)
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        rotten = self.object_files()[0]
+        os.chmod(rotten, 0o644)
+        with open(rotten, "r+b") as f:
+            byte = f.read(1)
+            f.seek(0)
+            f.write(bytes([byte[0] ^ 0xFF]) if byte else b"x")
+        proc = self.venvtx("remove", "sglang", "--probe", "import sglang")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertEqual(self.venvtx("verify").returncode, 0)
+
+
     def test_remove_rollback_remove_adds_no_objects(self):
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
         first = self.object_files()

@@ -30,6 +30,9 @@ public:
     static Fs& instance();
 
     void rename(const stdfs::path& from, const stdfs::path& to);
+    // rename(), or where `from` and `to` are on different filesystems (a store placed elsewhere)
+    // copy (with `mode`) and unlink; a symlink is recreated.
+    void move(const stdfs::path& from, const stdfs::path& to, mode_t mode);
     void unlink(const stdfs::path& path);
     void rmdir(const stdfs::path& path);
     void mkdir(const stdfs::path& path, mode_t mode);
@@ -40,15 +43,9 @@ public:
     void set_mtime(const stdfs::path& path, std::int64_t mtime_ns);
     // Copies `from` to `to` (created exclusively with `mode`) and fsyncs it.
     void copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode);
-    // temp file in the same directory -> write -> fsync -> rename -> fsync directory.
-    void write_atomic(const stdfs::path& path, const std::string& content);
     void fsync_dir(const stdfs::path& dir);
-    void fsync_file(const stdfs::path& path);
     // syncfs(2) on the filesystem holding `path`: one flush for many renames.
     void sync_filesystem(const stdfs::path& path);
-
-    // Number of mutating steps taken so far (tests use it to size failpoint sweeps).
-    std::uint64_t steps() const { return m_steps; }
 
 private:
     Fs();

@@ -30,6 +30,11 @@ struct SubprocessResult {
     double duration_s = 0;
 };
 
+// SIGINT, SIGTERM and SIGHUP go to the running child's process group (the child ends, and the
+// transaction restores as for any failed command); with no child running they end venvtx as
+// a crash would, which `recover` undoes. Call once, from main.
+void forward_interrupts_to_children();
+
 // Starts `argv` in a new session, not waited for (it outlives this process); output discarded.
 void spawn_detached(const std::vector<std::string>& argv);
 

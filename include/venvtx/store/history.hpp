@@ -82,9 +82,6 @@ public:
     void finish_snapshot(std::int64_t tx, const std::vector<std::int64_t>& unchanged,
                          std::vector<Entry>& changed, std::vector<Entry>& added,
                          const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
-    // How many entries of other transactions name this object (before or after).
-    std::int64_t object_references(const std::string& hex, std::int64_t except_tx);
-    std::int64_t object_count();
     std::vector<std::string> objects_created_by(std::int64_t tx);
     // Every stored object with one distribution, transaction and path that needs it
     // ("sglang, tx 3: lib/.../sglang/__init__.py").
@@ -104,6 +101,8 @@ public:
 
 private:
     TransactionRecord read_transaction(Statement& row);
+    std::optional<TransactionRecord> newest_where(const char* condition);
+    void insert_entries(std::int64_t tx, std::vector<Entry>& entries);
 
     Database& m_db;
 };

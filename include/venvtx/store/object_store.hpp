@@ -19,8 +19,8 @@ public:
     std::filesystem::path staging_dir(std::int64_t tx) const;
     bool has(const std::string& hex) const;
 
-    // Moves a staged file under its object name. Returns false when the object already
-    // existed (the staged copy is then deleted: same bytes).
+    // Moves a staged file (whose content hashes to `hex`) under its object name, replacing any
+    // stored copy. Returns whether the object is new.
     bool adopt(const std::filesystem::path& staged, const std::string& hex);
 
     // Re-hashes an object; throws an Error naming it when missing or when its bytes differ.

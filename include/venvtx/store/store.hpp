@@ -36,6 +36,8 @@ class MutationLock {
 public:
     MutationLock(const std::filesystem::path& store_root, const std::filesystem::path& venv_root,
                  std::optional<double> wait_s);
+    // uv locks <venv>/.lock itself: the uv venvtx runs must be let in (the store stays locked).
+    FileLock& venv_lock() { return m_venv; }
 
 private:
     FileLock m_venv;

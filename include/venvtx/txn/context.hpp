@@ -25,7 +25,7 @@ struct MutationOptions {
     ProbeSettings probe;
     bool no_baseline = false;
     bool dry_run = false;
-    std::optional<double> wait_s = 0.0;  // nullopt: wait forever for the locks
+    std::optional<double> wait_s = 0.0;  // seconds to wait for the locks (0: exit 5 at once)
 };
 
 // What a command did: its exit code and, when one was recorded, the transaction.
