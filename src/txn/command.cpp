@@ -138,6 +138,7 @@ public:
         if (failed) {
             throw *failed;
         }
+        plan.unrestorable = m_in_place;
         if (!m_in_place.empty()) {
             std::string message = std::to_string(m_in_place.size()) +
                                   " file(s) changed in place, no pre-image kept (use --copy): " + m_in_place.front();

@@ -96,9 +96,17 @@ private:
             if (!after.passed) {
                 restore("probe failed");
                 history.set_state(m_tx, "rolled_back", "probe failed: " + after.error.value_or(""));
-                m_context.out.verdict("restored the " + plural(m_plan.entries.size(), "path") +
-                                      " it changed: the venv is as it was before (tx " +
-                                      std::to_string(m_tx) + " rolled back)");
+                if (m_plan.unrestorable.empty()) {
+                    m_context.out.verdict("restored the " + plural(m_plan.entries.size(), "path") +
+                                          " it changed: the venv is as it was before (tx " +
+                                          std::to_string(m_tx) + " rolled back)");
+                } else {
+                    m_context.out.verdict("restored " + plural(m_plan.entries.size(), "path") + " (tx " +
+                                          std::to_string(m_tx) + " rolled back); NOT restored: " +
+                                          plural(m_plan.unrestorable.size(), "file") +
+                                          " changed in place without a pre-image (use --copy), e.g. " +
+                                          m_plan.unrestorable.front());
+                }
                 return {ExitCode::probe_failed, history.find(m_tx)};
             }
         }

@@ -111,6 +111,15 @@ class Run(InstallCase):
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_failed_probe_says_what_it_could_not_restore(self):
+        target = os.path.join(self.site, "flashinfer", "__init__.py")
+        proc = self.venvtx("run", "--no-baseline", "--probe", "raise SystemExit(1)", "--", "sh", "-c",
+                           "echo '# appended' >> '%s'; touch \"$VIRTUAL_ENV/bin/new-tool\"" % target)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("NOT restored: 1 file changed in place", proc.stdout)
+        self.assertIn("flashinfer/__init__.py", proc.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.venv, "bin", "new-tool")))
+
     def test_failing_probe_after_run_restores(self):
         before = tree_hash(self.venv)
         probe = "import os, flash_attn; assert os.path.exists(os.path.join(os.path.dirname(flash_attn.__file__), 'ops', '__init__.py'))"

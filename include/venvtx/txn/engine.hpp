@@ -23,6 +23,9 @@ struct TransactionPlan {
     // findable by a restore (in staging under its entry id, or as an object in `new_objects`)
     // and may add entries and package changes.
     std::function<void(std::int64_t tx, TransactionPlan& plan, std::set<std::string>& new_objects)> apply;
+    // Paths the apply changed but kept no pre-image of (written in place): a restore cannot
+    // bring them back, and says so.
+    std::vector<std::string> unrestorable;
 };
 
 // Runs `plan` against the venv. The store must be open and locked by the caller. Returns exit
