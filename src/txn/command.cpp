@@ -309,9 +309,8 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");
         return {};
     }
-    Store store(context.store_root, true);
-    MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
-    recover_before_mutating(context, store);
+    MutationSession session(context, options.mutation.wait_s);
+    Store& store = session.store();
     TransactionPlan plan;
     plan.kind = options.kind;
     auto started = std::chrono::steady_clock::now();
@@ -327,7 +326,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         entry.progress = "snapshot";
         plan.entries.push_back(std::move(entry));
     }
-    plan.apply = CommandApply(context, options, store, lock, std::move(snapshot.inodes));
+    plan.apply = CommandApply(context, options, store, session.lock(), std::move(snapshot.inodes));
     return run_transaction(context, options.mutation, store, std::move(plan));
 }
 

@@ -97,6 +97,11 @@ void recover_before_mutating(const Context& context, Store& store) {
     }
 }
 
+MutationSession::MutationSession(const Context& context, std::optional<double> wait_s)
+    : m_store(context.store_root, true), m_lock(context.store_root, context.layout.root, wait_s) {
+    recover_before_mutating(context, m_store);
+}
+
 Outcome recover(const Context& context, std::optional<double> wait_s) {
     if (!Store::exists(context.store_root)) {
         context.out.say("nothing to recover: no venvtx history");

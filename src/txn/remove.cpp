@@ -86,9 +86,8 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
         return {ExitCode::ok, std::nullopt, true, {}};
     }
     // Plan under the locks: another venvtx (or uv) may change the venv until we hold them.
-    Store store(context.store_root, true);
-    MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
-    recover_before_mutating(context, store);
+    MutationSession session(context, options.mutation.wait_s);
+    Store& store = session.store();
     PlannedRemoval planned = plan_with_impact(context, options, &store);
     if (options.keep_going) {
         return remove_keep_going(context, options.mutation, store, planned);

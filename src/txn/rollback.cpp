@@ -60,9 +60,8 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     if (!Store::exists(context.store_root)) {
         throw usage_error("nothing to roll back: no venvtx history in " + context.store_root.string());
     }
-    Store store(context.store_root, true);
-    MutationLock lock(context.store_root, context.layout.root, options.mutation.wait_s);
-    recover_before_mutating(context, store);
+    MutationSession session(context, options.mutation.wait_s);
+    Store& store = session.store();
     std::vector<TransactionRecord> undo = targets(store, options);
     if (undo.empty()) {
         throw usage_error(options.redo ? std::string("nothing to redo: no rollback to undo")
