@@ -162,6 +162,17 @@ void Fs::link(const stdfs::path& existing, const stdfs::path& new_path) {
     check(::link(existing.c_str(), new_path.c_str()), "link", existing);
 }
 
+void Fs::link_or_copy(const stdfs::path& existing, const stdfs::path& new_path, mode_t mode) {
+    try {
+        link(existing, new_path);
+    } catch (const FsError& error) {
+        if (error.errno_value() != EXDEV) {
+            throw;
+        }
+        copy_file(existing, new_path, mode); // the store is on another filesystem
+    }
+}
+
 void Fs::chmod(const stdfs::path& path, mode_t mode) {
     step("chmod", path);
     check(::chmod(path.c_str(), mode), "chmod", path);

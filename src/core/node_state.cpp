@@ -45,6 +45,12 @@ NodeState node_from_stat(const std::filesystem::path& path, const struct stat& s
     return state;
 }
 
+bool same_node_state(const NodeState& a, const NodeState& b) {
+    return a.type == b.type && a.mode == b.mode &&
+           (a.type != NodeType::symlink || a.link_target == b.link_target) &&
+           (a.type != NodeType::file || (a.size == b.size && a.mtime_ns == b.mtime_ns));
+}
+
 const char* node_type_name(NodeType type) {
     switch (type) {
     case NodeType::absent:

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +70,10 @@ void move_fd(int fd, int target) {
     }
     if (spec.report_pipe) {
         move_fd(report.write, 3);
+    }
+    if (spec.trap) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        spec.trap->install_in_child(); // from here on, each change waits for the parent
     }
     // Nothing else of ours (locks, the index, a caller's descriptors) leaks into the child.
     ::close_range(spec.report_pipe ? 4 : 3, ~0U, 0);
@@ -146,23 +152,54 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
     close_fd(out.write);
     close_fd(err.write);
     close_fd(report.write);
+    int status = 0;
+    auto reap = [&] {
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        g_child_group = 0;
+    };
+    // Watching: the loop also serves trapped calls, and runs until the child has exited.
+    int child_exit = -1;
+    if (spec.trap) {
+        try {
+            spec.trap->receive_listener();
+        } catch (const Error&) {
+            reap();
+            throw;
+        }
+        child_exit = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+        if (child_exit < 0) {
+            ::kill(-pid, SIGKILL);
+            reap();
+            throw system_error("pidfd_open", errno);
+        }
+    }
+    bool reaped = false;
 
     SubprocessResult result;
     std::string* sinks[3] = {&result.out, &result.err, &result.report};
     int fds[3] = {out.read, err.read, report.read};
     bool killed = false;
     for (;;) {
-        pollfd polls[3];
+        pollfd polls[5];
         int count = 0;
-        int index_of[3];
+        int index_of[5];
         for (int i = 0; i < 3; ++i) {
             if (fds[i] >= 0) {
                 polls[count] = {fds[i], POLLIN, 0};
                 index_of[count++] = i;
             }
         }
-        if (count == 0) {
+        if (count == 0 && child_exit < 0) {
             break;
+        }
+        if (spec.trap) {
+            polls[count] = {spec.trap->listener(), POLLIN, 0};
+            index_of[count++] = 3;
+        }
+        if (child_exit >= 0) {
+            polls[count] = {child_exit, POLLIN, 0};
+            index_of[count++] = 4;
         }
         int wait_ms = killed ? 2000 : -1;
         if (spec.timeout && !killed) {
@@ -189,6 +226,18 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
                 continue;
             }
             int i = index_of[k];
+            if (i == 3) {
+                if (polls[k].revents & POLLIN) {
+                    spec.trap->serve_one(spec.on_change);
+                }
+                continue;
+            }
+            if (i == 4) {
+                reap();
+                reaped = true;
+                close_fd(child_exit);
+                continue;
+            }
             char buffer[65536];
             ssize_t n = ::read(fds[i], buffer, sizeof buffer);
             if (n <= 0) {
@@ -198,10 +247,10 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
             }
         }
     }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    close_fd(child_exit);
+    if (!reaped) {
+        reap();
     }
-    g_child_group = 0;
     if (killed) {
         ::kill(-pid, SIGKILL);
     }

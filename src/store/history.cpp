@@ -205,6 +205,12 @@ void History::finish_snapshot(std::int64_t tx, const std::vector<std::int64_t>& 
     transaction.commit();
 }
 
+void History::add_entries(std::int64_t tx, std::vector<Entry>& entries) {
+    SqlTransaction transaction(m_db);
+    insert_entries(tx, entries);
+    transaction.commit();
+}
+
 void History::forget_objects(const std::vector<std::string>& hexes) {
     SqlTransaction transaction(m_db);
     Statement remove = m_db.prepare("DELETE FROM objects WHERE sha256 = ?");

@@ -47,6 +47,31 @@ void remove_unknown_paths(const Context& context, Store& store, const std::vecto
     }
 }
 
+// A watched command interrupted: paths below a directory it created (or renamed into place)
+// were never journaled one by one; they are new, so they go too.
+void add_new_trees(const VenvLayout& layout, const stdfs::path& store_root, std::vector<Entry>& entries) {
+    std::set<std::string> known;
+    for (const auto& entry : entries) {
+        known.insert(entry.path);
+    }
+    std::vector<Entry> below;
+    for (const auto& entry : entries) {
+        if (entry.progress != "touched" || entry.before.type != NodeType::absent ||
+            observe_node(layout.root / entry.path).type != NodeType::dir) {
+            continue;
+        }
+        for (const auto& [path, state] : snapshot_below(layout, entry.path, store_root).states) {
+            if (known.insert(path).second) {
+                Entry added;
+                added.path = path;
+                added.after = state;
+                below.push_back(added);
+            }
+        }
+    }
+    entries.insert(entries.end(), below.begin(), below.end());
+}
+
 void recover_one(const Context& context, Store& store, const TransactionRecord& record) {
     History& history = store.history();
     std::vector<Entry> entries = history.entries(record.id);
@@ -63,6 +88,9 @@ void recover_one(const Context& context, Store& store, const TransactionRecord& 
     bool command = record.kind == "install" || record.kind == "run";
     if (command && !entries.empty() && entries.front().progress == "snapshot") {
         remove_unknown_paths(context, store, entries);
+    }
+    if (command) {
+        add_new_trees(context.layout, store.root(), entries);
     }
     std::vector<std::string> moved = materialize(context.layout, store.objects(), entries, Side::before, sources);
     moved.insert(moved.end(), unstored.begin(), unstored.end());

@@ -66,4 +66,10 @@ VenvSnapshot snapshot_venv(const VenvLayout& layout, const stdfs::path& store_ro
     return snapshot;
 }
 
+VenvSnapshot snapshot_below(const VenvLayout& layout, const std::string& rel_dir, const stdfs::path& store_root) {
+    VenvSnapshot snapshot;
+    Walker(layout, store_root, snapshot).walk(layout.root / rel_dir, rel_dir);
+    return snapshot;
+}
+
 } // namespace venvtx

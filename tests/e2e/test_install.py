@@ -1,12 +1,24 @@
 """Transactions around any installer: `venvtx install` and `venvtx run -- CMD` (issue 4)."""
 import os
 import subprocess
+import sys
+import time
 import unittest
 
 from support import VenvTestCase, story_template, tree_hash
 
 
 class InstallCase(VenvTestCase):
+    """Runs under the default capture (touch, where the kernel allows it); the *Link
+    subclasses run the same tests under --capture link."""
+    CAPTURE = None
+
+    def venvtx(self, *args, **kwargs):
+        at = next((i for i, a in enumerate(args) if a in ("install", "run")), None)
+        if self.CAPTURE and at is not None:
+            args = (*args[:at + 1], "--capture", self.CAPTURE, *args[at + 1:])
+        return super().venvtx(*args, **kwargs)
+
     def setUp(self):
         super().setUp()
         template = story_template()
@@ -95,30 +107,24 @@ class Run(InstallCase):
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
-    def test_in_place_append_is_reported_and_copy_mode_restores_it(self):
+    def test_in_place_append_is_captured(self):
         target = os.path.join(self.site, "flashinfer", "__init__.py")
-        append = ["run", "--", "sh", "-c", "echo '# appended' >> '%s'" % target]
-        proc, tx = self.venvtx_json(*append)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertIn("changed in place", tx["message"])
-        self.assertIn("flashinfer/__init__.py", tx["message"])
-        with open(target) as f:
-            self.assertIn("# appended", f.read())
         before = tree_hash(self.venv)
-        proc, tx = self.venvtx_json(append[0], "--copy", *append[1:])
+        proc, tx = self.venvtx_json("run", "--", "sh", "-c", "echo '# appended' >> '%s'" % target)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(tx["files"]["modified"], 1)
+        self.assertIsNone(tx["message"])
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
-    def test_failed_probe_says_what_it_could_not_restore(self):
+    def test_failed_probe_after_in_place_edit_restores_exactly(self):
         target = os.path.join(self.site, "flashinfer", "__init__.py")
+        before = tree_hash(self.venv)
         proc = self.venvtx("run", "--no-baseline", "--probe", "raise SystemExit(1)", "--", "sh", "-c",
                            "echo '# appended' >> '%s'; touch \"$VIRTUAL_ENV/bin/new-tool\"" % target)
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
-        self.assertIn("NOT restored: 1 file changed in place", proc.stdout)
-        self.assertIn("flashinfer/__init__.py", proc.stdout)
-        self.assertFalse(os.path.exists(os.path.join(self.venv, "bin", "new-tool")))
+        self.assertIn("the venv is as it was before", proc.stdout)
+        self.assertTreeEqual(before, tree_hash(self.venv))
 
     def test_failing_probe_after_run_restores(self):
         before = tree_hash(self.venv)
@@ -147,6 +153,89 @@ class Run(InstallCase):
     def test_run_without_a_command(self):
         proc = self.venvtx("run")
         self.assertOneLineError(proc, 2)
+
+
+class TouchCapture(InstallCase):
+    """What only watching the command as it runs can do."""
+
+    def test_moved_tree_written_in_place_then_deleted(self):
+        # pip's uninstall stashes whole directories by renaming them; a write into a file of the
+        # moved tree must not reach the pre-image kept (as a hard link) of its old name.
+        before = tree_hash(self.venv)
+        proc = self.venvtx("run", "--", "sh", "-c",
+                           "cd \"$VIRTUAL_ENV\"/lib/python3*/site-packages && mv flashinfer fi.bak && "
+                           "echo '# edited' >> fi.bak/__init__.py && chmod 600 fi.bak/__init__.py && "
+                           "cp -r fi.bak flashinfer && rm -r fi.bak")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_changes_through_a_symlinked_directory_and_dir_fds(self):
+        before = tree_hash(self.venv)
+        lib64 = os.path.join(self.venv, "lib64")
+        if not os.path.islink(lib64):
+            os.symlink("lib", lib64)
+            before = tree_hash(self.venv)
+        rel_site = os.path.relpath(self.site, os.path.join(self.venv, "lib"))
+        code = ("import os, sys; site = os.path.join(sys.argv[1], 'lib64', %r); "
+                "fd = os.open(os.path.join(site, 'flash_attn'), os.O_RDONLY | os.O_DIRECTORY); "
+                "os.unlink('__init__.py', dir_fd=fd); "
+                "os.rename('ops', 'ops-renamed', src_dir_fd=fd, dst_dir_fd=fd); "
+                "os.chdir(site); os.chmod('sglang/__init__.py', 0o600); "
+                "open('sglang/__init__.py', 'a').write('# more')" % rel_site)
+        proc = self.venvtx("run", "--", sys.executable, "-c", code, self.venv)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertNotEqual(before, tree_hash(self.venv))
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_nothing_changes_after_the_command_ends(self):
+        # A process the command left running cannot change the venv behind the transaction.
+        before = tree_hash(self.venv)
+        proc = self.venvtx("run", "--", "sh", "-c",
+                           "(sleep 1; rm \"$VIRTUAL_ENV/bin/sglang\") >/dev/null 2>&1 & echo started")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        time.sleep(2)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_capture_options(self):
+        for args in (["--capture", "touch", "--copy"], ["--capture", "snapshot"]):
+            proc = super().venvtx("run", *args, "--", "true")
+            self.assertOneLineError(proc, 2)
+
+
+class RunLink(Run):
+    CAPTURE = "link"
+
+    def test_in_place_append_is_captured(self):
+        target = os.path.join(self.site, "flashinfer", "__init__.py")
+        append = ["run", "--", "sh", "-c", "echo '# appended' >> '%s'" % target]
+        proc, tx = self.venvtx_json(*append)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("changed in place", tx["message"])
+        self.assertIn("flashinfer/__init__.py", tx["message"])
+        with open(target) as f:
+            self.assertIn("# appended", f.read())
+        before = tree_hash(self.venv)
+        proc, tx = self.venvtx_json(append[0], "--copy", *append[1:])
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(tx["files"]["modified"], 1)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_failed_probe_after_in_place_edit_restores_exactly(self):
+        # Link capture has no pre-image of a file written in place: it says so, restores the rest.
+        target = os.path.join(self.site, "flashinfer", "__init__.py")
+        proc = self.venvtx("run", "--no-baseline", "--probe", "raise SystemExit(1)", "--", "sh", "-c",
+                           "echo '# appended' >> '%s'; touch \"$VIRTUAL_ENV/bin/new-tool\"" % target)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("NOT restored: 1 file changed in place", proc.stdout)
+        self.assertIn("flashinfer/__init__.py", proc.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.venv, "bin", "new-tool")))
+
+
+class InstallLink(Install):
+    CAPTURE = "link"
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ public:
     void mkdirs(const stdfs::path& path);
     void symlink(const std::string& target, const stdfs::path& link);
     void link(const stdfs::path& existing, const stdfs::path& new_path);
+    // link(), or where the two are on different filesystems, a copy with `mode`.
+    void link_or_copy(const stdfs::path& existing, const stdfs::path& new_path, mode_t mode);
     void chmod(const stdfs::path& path, mode_t mode);
     void set_mtime(const stdfs::path& path, std::int64_t mtime_ns);
     // Copies `from` to `to` (created exclusively with `mode`) and fsyncs it.

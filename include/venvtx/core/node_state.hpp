@@ -26,6 +26,9 @@ NodeState observe_node(const std::filesystem::path& path);
 // The same, from an lstat the caller already made.
 NodeState node_from_stat(const std::filesystem::path& path, const struct stat& st);
 
+// Same type, mode and link target, and for files the same size and mtime (content unread).
+bool same_node_state(const NodeState& a, const NodeState& b);
+
 const char* node_type_name(NodeType type);
 NodeType node_type_from_name(const std::string& name);
 

@@ -2,6 +2,8 @@
 // kills the whole group.
 #pragma once
 
+#include "venvtx/core/mutation_trap.hpp"
+
 #include <chrono>
 #include <map>
 #include <optional>
@@ -19,6 +21,10 @@ struct SubprocessSpec {
     bool report_pipe = false;
     // Let the child inherit stdout/stderr instead of capturing them.
     bool inherit_output = false;
+    // Watch the command's file changes: `on_change` sees each trapped call before it runs, for
+    // as long as the command or any process it started runs (see mutation_trap.hpp).
+    MutationTrap* trap = nullptr;
+    ChangeHandler on_change;
 };
 
 struct SubprocessResult {

@@ -75,6 +75,8 @@ public:
     // Stores the objects of `entries` (before/after) and their progress, in one SQL transaction.
     void save_entries(std::int64_t tx, const std::vector<Entry>& entries,
                       const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
+    // Journals more entries of a running transaction (ids filled in), in one SQL transaction.
+    void add_entries(std::int64_t tx, std::vector<Entry>& entries);
     void forget_objects(const std::vector<std::string>& hexes);
     void set_packages(std::int64_t tx, const std::vector<PackageChange>& packages);
     // After an external command: drops the snapshot entries that did not change, saves the

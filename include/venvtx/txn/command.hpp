@@ -1,9 +1,7 @@
 // `venvtx install` and `venvtx run`: any command that mutates the venv, as one transaction.
-// Before it runs, every venv file is hard-linked into staging (one link() a file, no data
-// copied); installers unlink before they write, so an old inode survives in staging. Afterwards
-// a path whose inode changed, or that vanished, keeps its pre-image (hashed into the store);
-// the other links are dropped. A file changed in place (same inode) has no pre-image unless
-// --copy copied it beforehand: that is reported, never restored from a wrong image.
+// The pre-images of what it changes are kept in staging (see command_capture.hpp for the two
+// ways), hashed into the store afterwards, and the paths diffed; a file changed in place with
+// no pre-image is reported, never restored from a wrong image.
 #pragma once
 
 #include "venvtx/txn/context.hpp"
@@ -16,7 +14,8 @@ namespace venvtx {
 struct CommandOptions {
     std::string kind;                // "install" or "run"
     std::vector<std::string> argv;   // the command to run
-    bool copy_small_files = false;   // --copy
+    bool copy_small_files = false;   // --copy (link capture)
+    std::string capture = "auto";    // --capture auto|touch|link
     MutationOptions mutation;
 };
 

@@ -25,5 +25,8 @@ struct VenvSnapshot {
 };
 
 VenvSnapshot snapshot_venv(const VenvLayout& layout, const std::filesystem::path& store_root);
+// The same, for what lies below one directory of the venv (`rel_dir`, venv-relative).
+VenvSnapshot snapshot_below(const VenvLayout& layout, const std::string& rel_dir,
+                            const std::filesystem::path& store_root);
 
 } // namespace venvtx

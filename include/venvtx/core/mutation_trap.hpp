@@ -1,0 +1,58 @@
+// Watching a command's file changes as they happen: a seccomp filter, installed in the child
+// before exec and inherited by every process it starts, stops a process just before a system
+// call that could change a file (unlink, rename, open for writing, chmod, ...) and hands the
+// paths to a handler; the call proceeds once the handler returns. Nothing slips past: io_uring
+// is refused, a call the handler fails is refused (EIO), and once the watcher is gone every
+// trapped call fails (ENOSYS) instead of running unseen.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+enum class ChangeKind {
+    replace,  // unlinked, renamed over, created or re-attributed: a hard link keeps the old bytes
+    write,    // opened for writing or truncated: the old bytes change in place, only a copy keeps them
+    move_tree // renamed away: everything below it moves too
+};
+
+struct PendingChange {
+    std::filesystem::path path;  // absolute; its directory resolved (symlinks followed)
+    ChangeKind kind = ChangeKind::replace;
+};
+
+using ChangeHandler = std::function<void(const std::vector<PendingChange>&)>;
+
+class MutationTrap {
+public:
+    // Whether this kernel lets an unprivileged process watch a child this way (x86_64, Linux 5.5+,
+    // seccomp not forbidden by a container); probed once in a short-lived child.
+    static bool supported();
+
+    MutationTrap();
+    ~MutationTrap();
+    MutationTrap(const MutationTrap&) = delete;
+    MutationTrap& operator=(const MutationTrap&) = delete;
+
+    // In the child, between fork and exec: installs the filter and hands its listener to the
+    // parent. Exits the child (status 126) when that fails.
+    void install_in_child() noexcept;
+    // In the parent, after fork: takes the listener the child sent.
+    void receive_listener();
+    int listener() const { return m_listener; }
+    // Serves one trapped call: names its changes to `handler`, then lets it run (or refuses it
+    // with EIO if the handler threw; the first such error is kept in failure()).
+    void serve_one(const ChangeHandler& handler);
+    const std::optional<std::string>& failure() const { return m_failure; }
+
+private:
+    int m_socket[2] = {-1, -1};
+    int m_listener = -1;
+    std::optional<std::string> m_failure;
+};
+
+} // namespace venvtx

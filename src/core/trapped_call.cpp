@@ -1,0 +1,237 @@
+// changes_of: which paths a trapped system call names, and how it would change them.
+#include "venvtx/core/trapped_call.hpp"
+
+#include "venvtx/core/error.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+constexpr std::uint64_t k_page = 4096;
+
+class ProcessView {
+public:
+    explicit ProcessView(pid_t pid) : m_pid(pid) {
+        std::string mem = "/proc/" + std::to_string(pid) + "/mem";
+        m_mem = ::open(mem.c_str(), O_RDONLY | O_CLOEXEC);
+        if (m_mem < 0) {
+            throw system_error("open " + mem, errno);
+        }
+    }
+    ~ProcessView() { ::close(m_mem); }
+    ProcessView(const ProcessView&) = delete;
+    ProcessView& operator=(const ProcessView&) = delete;
+
+    // A NUL-terminated string at `address`, read page by page (its end may border unmapped memory).
+    std::string string_at(std::uint64_t address) const {
+        std::string text;
+        while (text.size() < PATH_MAX) {
+            char chunk[k_page];
+            std::uint64_t want = k_page - (address % k_page);
+            ssize_t got = ::pread(m_mem, chunk, want, static_cast<off_t>(address));
+            if (got <= 0) {
+                throw system_error("read the memory of process " + std::to_string(m_pid), errno ? errno : EIO);
+            }
+            for (ssize_t i = 0; i < got; ++i) {
+                if (chunk[i] == '\0') {
+                    return text;
+                }
+                text.push_back(chunk[i]);
+            }
+            address += static_cast<std::uint64_t>(got);
+        }
+        throw Error(ExitCode::internal, "a path in process " + std::to_string(m_pid) + " is too long");
+    }
+
+    std::uint64_t word_at(std::uint64_t address) const {
+        std::uint64_t value = 0;
+        if (::pread(m_mem, &value, sizeof value, static_cast<off_t>(address)) != sizeof value) {
+            throw system_error("read the memory of process " + std::to_string(m_pid), errno ? errno : EIO);
+        }
+        return value;
+    }
+
+    // Where a descriptor points (AT_FDCWD: the working directory); empty when it is no path.
+    stdfs::path where(int fd) const {
+        std::string link = "/proc/" + std::to_string(m_pid) + (fd == AT_FDCWD ? "/cwd" : "/fd/" + std::to_string(fd));
+        char buffer[PATH_MAX];
+        ssize_t n = ::readlink(link.c_str(), buffer, sizeof buffer - 1);
+        if (n <= 0 || buffer[0] != '/') {
+            return {};
+        }
+        return std::string(buffer, static_cast<size_t>(n));
+    }
+
+private:
+    pid_t m_pid;
+    int m_mem = -1;
+};
+
+std::optional<stdfs::path> real_path(const stdfs::path& path) {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (!resolved) {
+        return std::nullopt;
+    }
+    stdfs::path result(resolved);
+    std::free(resolved);
+    return result;
+}
+
+// The path with its directory resolved; with `follow`, a final symlink resolved too.
+std::optional<stdfs::path> resolve(const stdfs::path& path, bool follow) {
+    std::string name = path.filename().string();
+    if (name.empty() || name == "." || name == "..") {
+        return real_path(path);
+    }
+    auto parent = real_path(path.parent_path());
+    if (!parent) {
+        return std::nullopt; // the call fails with ENOENT by itself
+    }
+    stdfs::path result = *parent / name;
+    struct stat st {};
+    if (follow && ::lstat(result.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+        return real_path(result).value_or(result);
+    }
+    return result;
+}
+
+class Decoder {
+public:
+    explicit Decoder(const TrappedCall& call) : m_call(call), m_view(call.pid) {}
+
+    std::vector<PendingChange> decode() {
+        const auto& a = m_call.args;
+        switch (m_call.number) {
+        case SYS_open: opened(AT_FDCWD, a[0], a[1]); break;
+        case SYS_openat: opened(fd(a[0]), a[1], a[2]); break;
+        case SYS_openat2: opened(fd(a[0]), a[1], m_view.word_at(a[2])); break; // open_how.flags
+        case SYS_creat:
+        case SYS_truncate: named(AT_FDCWD, a[0], ChangeKind::write, true); break;
+        case SYS_unlink:
+        case SYS_rmdir:
+        case SYS_mkdir:
+        case SYS_mknod: named(AT_FDCWD, a[0], ChangeKind::replace, false); break;
+        case SYS_unlinkat:
+        case SYS_mkdirat:
+        case SYS_mknodat: named(fd(a[0]), a[1], ChangeKind::replace, false); break;
+        case SYS_rename:
+            named(AT_FDCWD, a[0], ChangeKind::move_tree, false);
+            named(AT_FDCWD, a[1], ChangeKind::replace, false);
+            break;
+        case SYS_renameat:
+        case SYS_renameat2:
+            named(fd(a[0]), a[1], ChangeKind::move_tree, false);
+            named(fd(a[2]), a[3], m_call.number == SYS_renameat2 && (a[4] & RENAME_EXCHANGE) ? ChangeKind::move_tree
+                                                                                            : ChangeKind::replace,
+                  false);
+            break;
+        case SYS_symlink:
+        case SYS_link: named(AT_FDCWD, a[1], ChangeKind::replace, false); break;
+        case SYS_symlinkat: named(fd(a[1]), a[2], ChangeKind::replace, false); break;
+        case SYS_linkat: named(fd(a[2]), a[3], ChangeKind::replace, false); break;
+        case SYS_chmod:
+        case SYS_chown:
+        case SYS_utime:
+        case SYS_utimes:
+        case SYS_setxattr:
+        case SYS_removexattr: named(AT_FDCWD, a[0], ChangeKind::replace, true); break;
+        case SYS_lchown:
+        case SYS_lsetxattr:
+        case SYS_lremovexattr: named(AT_FDCWD, a[0], ChangeKind::replace, false); break;
+        case SYS_fchmodat: named(fd(a[0]), a[1], ChangeKind::replace, true); break;
+        case SYS_fchmodat2: at_or_fd(a[0], a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0); break;
+        case SYS_fchownat: at_or_fd(a[0], a[1], (a[4] & AT_SYMLINK_NOFOLLOW) == 0); break;
+        case SYS_utimensat: at_or_fd(a[0], a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0); break;
+        case SYS_futimesat: at_or_fd(a[0], a[1], true); break;
+        case SYS_fchmod:
+        case SYS_fchown:
+        case SYS_fsetxattr:
+        case SYS_fremovexattr: described(fd(a[0])); break;
+        default: break;
+        }
+        return m_changes;
+    }
+
+private:
+    static int fd(std::uint64_t arg) { return static_cast<int>(arg); }
+
+    void opened(int dirfd, std::uint64_t path, std::uint64_t flags) {
+        bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT)) != 0;
+        if (writes) {
+            bool follow = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
+            named(dirfd, path, ChangeKind::write, follow);
+        }
+    }
+
+    // The *at calls that act on the descriptor itself when given no path (NULL or "").
+    void at_or_fd(std::uint64_t dirfd, std::uint64_t path, bool follow) {
+        if (path == 0 || m_view.string_at(path).empty()) {
+            described(fd(dirfd));
+        } else {
+            named(fd(dirfd), path, ChangeKind::replace, follow);
+        }
+    }
+
+    void named(int dirfd, std::uint64_t address, ChangeKind kind, bool follow) {
+        std::string text = m_view.string_at(address);
+        stdfs::path path(text);
+        if (path.is_relative()) {
+            stdfs::path base = m_view.where(dirfd);
+            if (base.empty()) {
+                return;
+            }
+            path = base / path;
+        }
+        if (auto resolved = resolve(path.lexically_normal(), follow)) {
+            m_changes.push_back({*resolved, kind});
+        }
+    }
+
+    void described(int fd) {
+        stdfs::path path = m_view.where(fd);
+        std::string text = path.string();
+        const std::string deleted = " (deleted)";
+        if (!path.empty() && (text.size() < deleted.size() || text.compare(text.size() - deleted.size(), deleted.size(), deleted) != 0)) {
+            m_changes.push_back({path, ChangeKind::replace});
+        }
+    }
+
+    const TrappedCall& m_call;
+    ProcessView m_view;
+    std::vector<PendingChange> m_changes;
+};
+
+} // namespace
+
+const std::vector<int>& trapped_syscalls() {
+    static const std::vector<int> numbers = {
+        SYS_openat2, SYS_creat, SYS_truncate, SYS_unlink, SYS_unlinkat, SYS_rmdir, SYS_mkdir,
+        SYS_mkdirat, SYS_mknod, SYS_mknodat, SYS_rename, SYS_renameat, SYS_renameat2, SYS_symlink,
+        SYS_symlinkat, SYS_link, SYS_linkat, SYS_chmod, SYS_fchmodat, SYS_fchmodat2, SYS_fchmod,
+        SYS_chown, SYS_lchown, SYS_fchownat, SYS_fchown, SYS_utime, SYS_utimes, SYS_futimesat,
+        SYS_utimensat, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_removexattr,
+        SYS_lremovexattr, SYS_fremovexattr};
+    return numbers;
+}
+
+std::vector<PendingChange> changes_of(const TrappedCall& call) {
+    return Decoder(call).decode();
+}
+
+} // namespace venvtx

@@ -1,0 +1,230 @@
+// Touch capture: each venv path journaled, and its pre-image kept, just before the watched
+// command first changes it.
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
+#include "venvtx/core/mutation_trap.hpp"
+#include "venvtx/txn/command_capture.hpp"
+
+#include <cerrno>
+#include <map>
+#include <utility>
+#include <sys/stat.h>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+struct Touched {
+    Entry entry;
+    InodeFacts inode;
+    bool copied = false;  // the pre-image is a copy (the file was about to be written in place)
+};
+
+stdfs::path real_or_same(const stdfs::path& path) {
+    std::error_code error;
+    stdfs::path real = stdfs::canonical(path, error);
+    return error ? path : real;
+}
+
+class TouchCapture : public CommandCapture {
+public:
+    TouchCapture(const CaptureTarget& target, History& history)
+        : m_target(target), m_history(history), m_root(real_or_same(target.layout.root)),
+          m_store(real_or_same(target.store_root)) {}
+
+    void prepare(SubprocessSpec& spec) override {
+        Fs::instance().mkdirs(m_target.staging);
+        spec.trap = &m_trap;
+        spec.on_change = [this](const std::vector<PendingChange>& changes) { on_change(changes); };
+    }
+
+    CommandDiff diff() override {
+        if (m_trap.failure()) {
+            throw Error(ExitCode::internal, "could not keep a pre-image: " + *m_trap.failure());
+        }
+        CommandDiff diff;
+        for (auto& [path, touched] : m_touched) {
+            Entry entry = touched.entry;
+            struct stat st {};
+            stdfs::path full = m_target.layout.root / path;
+            NodeState now = ::lstat(full.c_str(), &st) == 0 ? node_from_stat(full, st) : NodeState{};
+            bool kept_inode = entry.before.type == NodeType::file && now.type == NodeType::file &&
+                              touched.inode.inode == st.st_ino && touched.inode.device == st.st_dev;
+            if (same_node_state(entry.before, now) && (entry.before.type != NodeType::file || kept_inode)) {
+                diff.unchanged.push_back(entry.id);
+                continue;
+            }
+            entry.after = now;
+            entry.progress = entry.before.type == NodeType::file ? "captured" : "applied";
+            diff.changed.push_back(entry);
+            if (entry.before.type == NodeType::absent && now.type == NodeType::dir) {
+                add_tree(path, diff.added); // renamed into place whole: its contents are new too
+            }
+        }
+        return diff;
+    }
+
+    std::string describe() const override {
+        return "kept pre-images of " + std::to_string(m_kept) + " of " + std::to_string(m_touched.size()) +
+               " touched paths";
+    }
+
+private:
+    void on_change(const std::vector<PendingChange>& changes) {
+        std::vector<Touched> fresh;
+        for (const auto& change : changes) {
+            auto rel = venv_relative(change.path);
+            if (!rel) {
+                continue;
+            }
+            if (change.kind == ChangeKind::write) {
+                copy_before_write(change.path);
+            }
+            if (m_touched.count(*rel) == 0 && !below_new_directory(*rel)) {
+                observe(*rel, change.kind, fresh);
+            }
+        }
+        if (fresh.empty()) {
+            return;
+        }
+        std::vector<Entry> entries;
+        for (const auto& touched : fresh) {
+            entries.push_back(touched.entry);
+        }
+        m_history.add_entries(m_target.tx, entries); // journaled before the pre-image is taken
+        for (size_t i = 0; i < fresh.size(); ++i) {
+            fresh[i].entry.id = entries[i].id;
+            keep_pre_image(m_touched.emplace(fresh[i].entry.path, fresh[i]).first->second);
+        }
+    }
+
+    // The venv-relative path, or nothing for a path outside the venv, in the store, or .lock.
+    std::optional<std::string> venv_relative(const stdfs::path& path) const {
+        std::string text = path.string();
+        std::string root = m_root.string() + "/";
+        std::string store = m_store.string();
+        if (text.compare(0, root.size(), root) != 0 || text == store ||
+            text.compare(0, store.size() + 1, store + "/") == 0) {
+            return std::nullopt;
+        }
+        std::string rel = text.substr(root.size());
+        return rel == ".lock" ? std::nullopt : std::optional(rel);
+    }
+
+    // Below a directory the command created: new as well, found when that directory is diffed.
+    bool below_new_directory(const std::string& rel) const {
+        for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+            auto found = m_touched.find(rel.substr(0, slash));
+            if (found != m_touched.end() && found->second.entry.before.type == NodeType::absent) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void observe(const std::string& rel, ChangeKind kind, std::vector<Touched>& fresh) {
+        for (const auto& pending : fresh) {
+            if (pending.entry.path == rel) {
+                return;
+            }
+        }
+        stdfs::path full = m_target.layout.root / rel;
+        struct stat st {};
+        Touched touched;
+        touched.entry.path = rel;
+        touched.entry.progress = "touched";
+        if (::lstat(full.c_str(), &st) == 0) {
+            touched.entry.before = node_from_stat(full, st);
+            touched.inode = {st.st_dev, st.st_ino};
+            touched.copied = kind == ChangeKind::write && S_ISREG(st.st_mode);
+        } else if (errno != ENOENT && errno != ENOTDIR) {
+            throw system_error("stat " + full.string(), errno);
+        }
+        touched.entry.after = touched.entry.before;
+        fresh.push_back(touched);
+        if (kind == ChangeKind::move_tree && S_ISDIR(st.st_mode) && touched.entry.before.type == NodeType::dir) {
+            VenvSnapshot below = snapshot_below(m_target.layout, rel, m_target.store_root);
+            for (const auto& [path, state] : below.states) {
+                if (m_touched.count(path) == 0) {
+                    Touched child;
+                    child.entry.path = path;
+                    child.entry.progress = "touched";
+                    child.entry.before = state;
+                    child.entry.after = state;
+                    auto inode = below.inodes.find(path);
+                    if (inode != below.inodes.end()) {
+                        child.inode = inode->second;
+                    }
+                    fresh.push_back(child);
+                }
+            }
+        }
+    }
+
+    void keep_pre_image(Touched& touched) {
+        if (touched.entry.before.type != NodeType::file) {
+            return;
+        }
+        stdfs::path full = m_target.layout.root / touched.entry.path;
+        stdfs::path staged = m_target.staging / std::to_string(touched.entry.id);
+        if (touched.copied) {
+            Fs::instance().copy_file(full, staged, touched.entry.before.mode);
+        } else {
+            Fs::instance().link_or_copy(full, staged, touched.entry.before.mode);
+            m_linked[{touched.inode.device, touched.inode.inode}] = &touched;
+        }
+        ++m_kept;
+    }
+
+    // A file about to be written in place whose inode a staged link shares (it was linked for
+    // a chmod, or renamed away whole and is now written under its new name): a copy replaces
+    // the link while the bytes are still the old ones.
+    void copy_before_write(const stdfs::path& path) {
+        struct stat st {};
+        if (m_linked.empty() || ::lstat(path.c_str(), &st) != 0) {
+            return;
+        }
+        auto found = m_linked.find({st.st_dev, st.st_ino});
+        if (found == m_linked.end()) {
+            return;
+        }
+        Touched& touched = *found->second;
+        stdfs::path staged = m_target.staging / std::to_string(touched.entry.id);
+        stdfs::path copy = m_target.staging / (std::to_string(touched.entry.id) + ".copy");
+        Fs::instance().copy_file(path, copy, touched.entry.before.mode);
+        Fs::instance().rename(copy, staged);
+        touched.copied = true;
+        m_linked.erase(found);
+    }
+
+    void add_tree(const std::string& rel, std::vector<Entry>& added) const {
+        for (const auto& [path, state] : snapshot_below(m_target.layout, rel, m_target.store_root).states) {
+            if (m_touched.count(path) == 0) {
+                Entry entry;
+                entry.path = path;
+                entry.after = state;
+                entry.progress = "applied";
+                added.push_back(entry);
+            }
+        }
+    }
+
+    CaptureTarget m_target;
+    History& m_history;
+    stdfs::path m_root;
+    stdfs::path m_store;
+    MutationTrap m_trap;
+    std::map<std::string, Touched> m_touched;  // node-based: pointers to its values stay valid
+    std::map<std::pair<dev_t, ino_t>, Touched*> m_linked;  // inodes a staged link shares
+    std::size_t m_kept = 0;
+};
+
+} // namespace
+
+std::unique_ptr<CommandCapture> make_touch_capture(const CaptureTarget& target, History& history) {
+    return std::make_unique<TouchCapture>(target, history);
+}
+
+} // namespace venvtx
