@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Benchmark: `venvtx install` (hard-link capture included, no probe) against plain
-`pip install` of the same local wheels into identical venvs, in one run; prints the ratio and
-how much the store grew against the bytes the upgrade replaced.
+"""Benchmark: `venvtx install` (capture included, no probe) against plain `pip install` of the
+same local wheels into identical venvs, in one run; prints the ratios (default touch capture,
+and --capture link) and how much the store grew against the bytes the upgrade replaced.
 
 The venv is the story venv (torch 2.11.0 + nvidia-*-cu13 + sglang, flashinfer, flash-attn,
 built by tests/fixtures/make_story_venv.py) padded with 20,000 small files in 100 extra
@@ -68,14 +68,16 @@ def main():
         files = sum(len(f) for _, _, f in os.walk(template))
         links = ["--no-index", "--find-links", os.path.join(work, "wheels"),
                  "--find-links", os.path.join(work, "wheels-extra")]
-        ours, theirs, growth, replaced = [], [], [], []
+        ours, linked, theirs, growth, replaced = [], [], [], [], []
         for round_no in range(args.rounds):
-            a, b = os.path.join(work, "a"), os.path.join(work, "b")
-            for copy in (a, b):
+            a, b, c = os.path.join(work, "a"), os.path.join(work, "b"), os.path.join(work, "c")
+            for copy in (a, b, c):
                 shutil.rmtree(copy, ignore_errors=True)
                 subprocess.run(["cp", "-a", template, copy], check=True)
             runs = [([args.venvtx, "--venv", a, "--quiet", "install", "--installer", "pip", "torch==2.12.0",
                       "--", "-q", *links], ours),
+                    ([args.venvtx, "--venv", c, "--quiet", "install", "--capture", "link", "--installer", "pip",
+                      "torch==2.12.0", "--", "-q", *links], linked),
                     ([b + "/bin/python", "-m", "pip", "install", "-q", "torch==2.12.0", *links], theirs)]
             if round_no % 2:
                 runs.reverse()
@@ -87,10 +89,11 @@ def main():
                 replaced.append(db.execute("SELECT COALESCE(SUM(before_size), 0) FROM entries "
                                            "WHERE before_type = 'file' AND after_type != 'file' OR "
                                            "(before_type = 'file' AND after_type = 'file')").fetchone()[0])
-        v, p = statistics.median(ours), statistics.median(theirs)
+        v, l, p = statistics.median(ours), statistics.median(linked), statistics.median(theirs)
         print("venv: %d files; upgrade torch 2.11.0 -> 2.12.0 from local wheels" % files)
         print("%-32s %8s %8s" % ("median of %d rounds" % args.rounds, "seconds", "ratio"))
-        print("%-32s %8.3f %8.2fx" % ("venvtx install (capture)", v, v / p))
+        print("%-32s %8.3f %8.2fx" % ("venvtx install (touch capture)", v, v / p))
+        print("%-32s %8.3f %8.2fx" % ("venvtx install --capture link", l, l / p))
         print("%-32s %8.3f %8.2fx" % ("pip install", p, 1.0))
         print("venvtx / pip = %.2fx (target <= 1.15x)" % (v / p))
         print("store grew by %d bytes; the upgrade replaced or removed %d bytes (target: growth <= replaced)"

@@ -205,6 +205,10 @@ void History::finish_snapshot(std::int64_t tx, const std::vector<std::int64_t>& 
     transaction.commit();
 }
 
+void History::sync_each_commit(bool sync) {
+    m_db.exec(sync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+}
+
 void History::add_entries(std::int64_t tx, std::vector<Entry>& entries) {
     SqlTransaction transaction(m_db);
     insert_entries(tx, entries);

@@ -141,9 +141,13 @@ private:
     void restore(const std::string& reason) {
         m_restored = true;
         try {
-            MaterializeSources sources{m_tx, m_new_objects};
-            auto moved = materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
-            m_store.history().forget_objects(moved);
+            if (m_plan.restore) {
+                m_plan.restore(m_tx);
+            } else {
+                MaterializeSources sources{m_tx, m_new_objects};
+                auto moved = materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
+                m_store.history().forget_objects(moved);
+            }
             remove_staging();
         } catch (const Error& error) {
             m_store.history().set_state(m_tx, "interrupted", reason + "; restore failed: " + error.what());

@@ -55,9 +55,12 @@ void add_new_trees(const VenvLayout& layout, const stdfs::path& store_root, std:
         known.insert(entry.path);
     }
     std::vector<Entry> below;
-    for (const auto& entry : entries) {
-        if (entry.progress != "touched" || entry.before.type != NodeType::absent ||
-            observe_node(layout.root / entry.path).type != NodeType::dir) {
+    for (auto& entry : entries) {
+        if (entry.progress != "touched" || entry.before.type != NodeType::absent) {
+            continue;
+        }
+        entry.after = observe_node(layout.root / entry.path); // a directory now: removed deepest first
+        if (entry.after.type != NodeType::dir) {
             continue;
         }
         for (const auto& [path, state] : snapshot_below(layout, entry.path, store_root).states) {
@@ -73,19 +76,27 @@ void add_new_trees(const VenvLayout& layout, const stdfs::path& store_root, std:
 }
 
 void recover_one(const Context& context, Store& store, const TransactionRecord& record) {
+    restore_journaled(context, store, record.id, record.kind);
+    store.history().set_state(record.id, "rolled_back",
+                              "interrupted while " + record.state + "; recovered to the state before it");
+}
+
+} // namespace
+
+void restore_journaled(const Context& context, Store& store, std::int64_t tx, const std::string& kind) {
     History& history = store.history();
-    std::vector<Entry> entries = history.entries(record.id);
+    std::vector<Entry> entries = history.entries(tx);
     MaterializeSources sources;
-    sources.staging_tx = record.id;
+    sources.staging_tx = tx;
     std::vector<std::string> unstored;
-    for (const auto& hex : history.objects_created_by(record.id)) {
+    for (const auto& hex : history.objects_created_by(tx)) {
         sources.movable.insert(hex);
         if (!store.objects().has(hex)) {
             unstored.push_back(hex); // journaled, never adopted: its bytes are still in staging
         }
     }
     remove_temporaries(context.layout, entries);
-    bool command = record.kind == "install" || record.kind == "run";
+    bool command = kind == "install" || kind == "run";
     if (command && !entries.empty() && entries.front().progress == "snapshot") {
         remove_unknown_paths(context, store, entries);
     }
@@ -96,14 +107,10 @@ void recover_one(const Context& context, Store& store, const TransactionRecord& 
     moved.insert(moved.end(), unstored.begin(), unstored.end());
     history.forget_objects(moved);
     try {
-        stdfs::remove_all(store.objects().staging_dir(record.id));
+        stdfs::remove_all(store.objects().staging_dir(tx));
     } catch (const stdfs::filesystem_error&) {
     }
-    history.set_state(record.id, "rolled_back",
-                      "interrupted while " + record.state + "; recovered to the state before it");
 }
-
-} // namespace
 
 std::vector<std::int64_t> recover_interrupted(const Context& context, Store& store) {
     std::vector<std::int64_t> recovered;

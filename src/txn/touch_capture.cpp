@@ -41,6 +41,7 @@ public:
     }
 
     CommandDiff diff() override {
+        m_history.sync_each_commit(true);
         if (m_trap.failure()) {
             throw Error(ExitCode::internal, "could not keep a pre-image: " + *m_trap.failure());
         }
@@ -72,12 +73,26 @@ public:
     }
 
 private:
+    // Once a pre-image could not be kept, the transaction will be undone: the venv must not
+    // change any further (the command's other files, its temporaries, are its own business).
     void on_change(const std::vector<PendingChange>& changes) {
+        try {
+            capture(changes);
+        } catch (const std::exception&) {
+            m_failed = true;
+            throw;
+        }
+    }
+
+    void capture(const std::vector<PendingChange>& changes) {
         std::vector<Touched> fresh;
         for (const auto& change : changes) {
             auto rel = venv_relative(change.path);
             if (!rel) {
                 continue;
+            }
+            if (m_failed) {
+                throw Error(ExitCode::internal, "refused after an earlier failure: " + *rel);
             }
             if (change.kind == ChangeKind::write) {
                 copy_before_write(change.path);
@@ -90,10 +105,15 @@ private:
             return;
         }
         std::vector<Entry> entries;
+        bool pre_images = false;
         for (const auto& touched : fresh) {
             entries.push_back(touched.entry);
+            pre_images = pre_images || touched.entry.before.type != NodeType::absent;
         }
-        m_history.add_entries(m_target.tx, entries); // journaled before the pre-image is taken
+        // A path that existed is journaled durably before its pre-image is taken; a new path
+        // (most of what an installer writes) is only written: the end of the command flushes it.
+        m_history.sync_each_commit(pre_images);
+        m_history.add_entries(m_target.tx, entries);
         for (size_t i = 0; i < fresh.size(); ++i) {
             fresh[i].entry.id = entries[i].id;
             keep_pre_image(m_touched.emplace(fresh[i].entry.path, fresh[i]).first->second);
@@ -219,6 +239,7 @@ private:
     std::map<std::string, Touched> m_touched;  // node-based: pointers to its values stay valid
     std::map<std::pair<dev_t, ino_t>, Touched*> m_linked;  // inodes a staged link shares
     std::size_t m_kept = 0;
+    bool m_failed = false;
 };
 
 } // namespace

@@ -91,28 +91,41 @@ class FailpointSweep(SweepCase):
 
 
 class CommandSweep(SweepCase):
-    """The hard-link capture around an external command (install and run share it)."""
+    """Around an external command (install and run share the code): touch capture (the
+    default) at every step; link capture at every step of a run and at sampled steps of a pip
+    install, whose every venv file it links."""
 
     RUN = ("cd \"$VIRTUAL_ENV\" && site=$(echo lib/python3*/site-packages) && "
            "rm $site/flash_attn/ops/__init__.py && rm bin/sglang && echo new > bin/sglang && "
-           "mkdir $site/newpkg && echo 'x = 1' > $site/newpkg/__init__.py")
+           "mkdir $site/newpkg && echo 'x = 1' > $site/newpkg/__init__.py && "
+           "echo '# edited' >> $site/sglang/__init__.py")
+
+    def run_args(self, *capture):
+        return ["run", *capture, "--no-baseline", "--probe", "import torch", "--", "sh", "-c", self.RUN]
 
     def test_run_every_step(self):
-        template = self.prepare()
-        self.sweep(template, ["run", "--no-baseline", "--probe", "import torch", "--", "sh", "-c", self.RUN],
-                   0, "committed")
+        self.sweep(self.prepare(), self.run_args(), 0, "committed")
 
-    def test_pip_install_sampled_steps(self):
-        """A real pip upgrade: its venv (pip included) has too many files to kill at every
-        link in CI time, so the sweep samples steps across the whole run."""
+    def test_run_every_step_link_capture(self):
+        self.sweep(self.prepare(), self.run_args("--capture", "link", "--copy"), 0, "committed")
+
+    def pip_install(self, *capture):
+        """A real pip upgrade of torch in a venv that keeps its pip; returns (template, args)."""
         template = os.path.join(self.tmp, "template")
         os.rename(self.venv, template)
         wheels = story_template()
-        # --no-compile: bytecode embeds its source's mtime, so two clean runs would differ.
-        args = ["install", "--installer", "pip", "--no-baseline", "--probe", "import sglang", "torch==2.12.0",
-                "--", "-q", "--no-compile", "--no-index", "--find-links", os.path.join(wheels, "wheels"),
-                "--find-links", os.path.join(wheels, "wheels-extra")]
         self.env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1")
+        # --no-compile: bytecode embeds its source's mtime, so two clean runs would differ.
+        return template, ["install", *capture, "--installer", "pip", "--no-baseline", "--probe", "import sglang",
+                          "torch==2.12.0", "--", "-q", "--no-compile", "--no-index", "--find-links",
+                          os.path.join(wheels, "wheels"), "--find-links", os.path.join(wheels, "wheels-extra")]
+
+    def test_pip_install_every_step(self):
+        template, args = self.pip_install()
+        self.sweep(template, args, 0, "committed")
+
+    def test_pip_install_link_capture_sampled_steps(self):
+        template, args = self.pip_install("--capture", "link")
         self.fresh(template)
         before = tree_hash(self.venv)
         self.assertEqual(self.venvtx(*args).returncode, 0)
@@ -130,7 +143,7 @@ class CommandSweep(SweepCase):
             ok = (tree == before and state in ("rolled_back", None)) or (tree == after and state == "committed")
             self.assertTrue(ok, "kill at step %d of %d left state %s, before=%s after=%s"
                             % (point, steps, state, tree == before, tree == after))
-        print("\n  pip install: %d of %d failpoints tried, 0 mismatches" % (len(points), steps))
+        print("\n  pip install, link capture: %d of %d failpoints tried, 0 mismatches" % (len(points), steps))
 
 
 class InjectedIoErrors(SweepCase):
@@ -150,9 +163,9 @@ class InjectedIoErrors(SweepCase):
         self.fresh(template)
         return self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(step))).returncode == KILLED
 
-    def test_enospc_and_eio_once_and_persistent(self):
-        template = self.prepare()
-        args = ["remove", "sglang", "flash*", "--no-baseline", "--probe", "import torch"]
+    def fault_sweep(self, template, args, kinds):
+        """Each of `kinds` injected at every step of `args`: a clear error (the last line of
+        stderr: an installer speaks before it) and the venv restored, or recoverable."""
         self.fresh(template)
         before = tree_hash(self.venv)
         self.assertEqual(self.venvtx(*args).returncode, 0)
@@ -160,7 +173,7 @@ class InjectedIoErrors(SweepCase):
         steps = InjectedIoErrors.count_steps(self, template, args)
         self.assertGreater(steps, 10)
         tried = 0
-        for kind in ("ENOSPC", "EIO", "ENOSPC:persist", "EIO:persist"):
+        for kind in kinds:
             for step in range(1, steps + 1):
                 self.fresh(template)
                 proc = self.venvtx(*args, env=dict(self.env, VENVTX_FAULT="%d:%s" % (step, kind)))
@@ -168,17 +181,27 @@ class InjectedIoErrors(SweepCase):
                 where = "%s at step %d of %d" % (kind, step, steps)
                 self.assertIn(proc.returncode, (0, 1), where + ": " + proc.stdout + proc.stderr)
                 if proc.returncode == 1:
-                    message = proc.stderr.strip()
-                    self.assertNotIn("\n", message, where)
-                    self.assertRegex(message, "No space left on device|Input/output error", where)
+                    message = proc.stderr.strip().splitlines()[-1]
+                    if args[0] != "install":
+                        self.assertNotIn("\n", proc.stderr.strip(), where)
+                    self.assertRegex(message, "^venvtx: .*(No space left on device|Input/output error)", where)
                 if self.final_state() in ("started", "applied", "interrupted"):
                     recovered = self.venvtx("recover")
                     self.assertEqual(recovered.returncode, 0, where + ": " + recovered.stderr)
                 tree = tree_hash(self.venv)
                 self.assertIn(tree, (before, after), where + " left a third state")
                 self.assertIn(self.final_state(), ("committed",) if tree == after else ("rolled_back", "aborted", None), where)
-        print("\n  injected I/O errors at %d points (%d steps x 4 kinds): all restored or recoverable"
-              % (tried, steps))
+        print("\n  %s: injected I/O errors at %d points (%d steps x %d kinds): all restored or recoverable"
+              % (args[0], tried, steps, len(kinds)))
+
+    def test_enospc_and_eio_once_and_persistent(self):
+        template = self.prepare()
+        args = ["remove", "sglang", "flash*", "--no-baseline", "--probe", "import torch"]
+        self.fault_sweep(template, args, ("ENOSPC", "EIO", "ENOSPC:persist", "EIO:persist"))
+
+    def test_enospc_and_eio_during_a_watched_install(self):
+        template, args = CommandSweep.pip_install(self)
+        self.fault_sweep(template, args, ("ENOSPC", "EIO:persist"))
 
     def test_fault_during_recovery_itself(self):
         template = self.prepare()

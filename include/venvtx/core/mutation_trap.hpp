@@ -44,8 +44,8 @@ public:
     // In the parent, after fork: takes the listener the child sent.
     void receive_listener();
     int listener() const { return m_listener; }
-    // Serves one trapped call: names its changes to `handler`, then lets it run (or refuses it
-    // with EIO if the handler threw; the first such error is kept in failure()).
+    // Serves one trapped call: names its changes to `handler`, then lets it run, or refuses it
+    // (EIO) if the handler throws; the first such error is failure().
     void serve_one(const ChangeHandler& handler);
     const std::optional<std::string>& failure() const { return m_failure; }
 

@@ -75,6 +75,9 @@ public:
     // Stores the objects of `entries` (before/after) and their progress, in one SQL transaction.
     void save_entries(std::int64_t tx, const std::vector<Entry>& entries,
                       const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
+    // Whether each commit waits for the disk (the default). Off, a commit is written (a killed
+    // venvtx loses none of it) but not fsynced; the next commit with it on flushes it too.
+    void sync_each_commit(bool sync);
     // Journals more entries of a running transaction (ids filled in), in one SQL transaction.
     void add_entries(std::int64_t tx, std::vector<Entry>& entries);
     void forget_objects(const std::vector<std::string>& hexes);

@@ -23,6 +23,9 @@ struct TransactionPlan {
     // findable by a restore (in staging under its entry id, or as an object in `new_objects`)
     // and may add entries and package changes.
     std::function<void(std::int64_t tx, TransactionPlan& plan, std::set<std::string>& new_objects)> apply;
+    // Replaces the default restore (materialize `entries` to their before-state), e.g. to undo
+    // a command that failed halfway from what the journal holds.
+    std::function<void(std::int64_t tx)> restore;
     // Paths the apply changed but kept no pre-image of (written in place): a restore cannot
     // bring them back, and says so.
     std::vector<std::string> unrestorable;

@@ -13,6 +13,11 @@ namespace venvtx {
 // Recovers every unfinished transaction; returns their ids. The store must be locked.
 std::vector<std::int64_t> recover_interrupted(const Context& context, Store& store);
 
+// Brings every path transaction `tx` journaled back to its before-state, from what the index
+// and the store hold (pre-images in staging or adopted, paths a command added removed); the
+// transaction's state is the caller's to set. Repeatable: an interrupted call can run again.
+void restore_journaled(const Context& context, Store& store, std::int64_t tx, const std::string& kind);
+
 // Run at the start of every mutating command: recovers, or exits 5 when recovery fails.
 void recover_before_mutating(const Context& context, Store& store);
 
