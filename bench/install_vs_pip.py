@@ -74,6 +74,9 @@ def main():
             for copy in (a, b, c):
                 shutil.rmtree(copy, ignore_errors=True)
                 subprocess.run(["cp", "-a", template, copy], check=True)
+            # Flush the copies: venvtx's first fsync would otherwise write back the benchmark's
+            # own 100 MB of cp, which pip (never syncing) does not pay for.
+            os.sync()
             runs = [([args.venvtx, "--venv", a, "--quiet", "install", "--installer", "pip", "torch==2.12.0",
                       "--", "-q", *links], ours),
                     ([args.venvtx, "--venv", c, "--quiet", "install", "--capture", "link", "--installer", "pip",

@@ -169,6 +169,7 @@ void MutationTrap::serve_one(const ChangeHandler& handler) {
     if (::ioctl(m_listener, SECCOMP_IOCTL_NOTIF_RECV, &request) != 0) {
         return; // the caller died, or was interrupted, before we read it
     }
+    ++m_served;
     seccomp_notif_resp response{};
     response.id = request.id;
     response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

@@ -26,14 +26,6 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-std::map<std::string, std::string> installed_versions(const VenvLayout& layout) {
-    std::map<std::string, std::string> versions;
-    for (const auto& dist : scan_inventory(layout)) {
-        versions[dist.name] = dist.version;
-    }
-    return versions;
-}
-
 std::vector<PackageChange> package_changes(const std::map<std::string, std::string>& before,
                                            const std::map<std::string, std::string>& after) {
     std::vector<PackageChange> changes;

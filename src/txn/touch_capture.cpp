@@ -68,8 +68,8 @@ public:
     }
 
     std::string describe() const override {
-        return "kept pre-images of " + std::to_string(m_kept) + " of " + std::to_string(m_touched.size()) +
-               " touched paths";
+        return std::to_string(m_trap.served()) + " calls watched, " + std::to_string(m_touched.size()) +
+               " venv paths touched, " + std::to_string(m_kept) + " pre-images kept";
     }
 
 private:

@@ -38,7 +38,8 @@ void fill_from_directory_name(Distribution& dist) {
     }
 }
 
-Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_info) {
+// Name, version and requirements, from METADATA (or the directory's name).
+Distribution read_identity(const stdfs::path& site, const stdfs::path& dist_info) {
     Distribution dist;
     dist.dist_info = dist_info;
     dist.site_packages = site;
@@ -50,6 +51,11 @@ Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_
     }
     fill_from_directory_name(dist);
     dist.normalized = normalize_name(dist.name);
+    return dist;
+}
+
+Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_info) {
+    Distribution dist = read_identity(site, dist_info);
     if (auto text = read_text(dist_info / "entry_points.txt")) {
         dist.scripts = parse_script_names(*text);
     }
@@ -71,19 +77,35 @@ Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_
     return dist;
 }
 
-} // namespace
-
-std::vector<Distribution> scan_inventory(const VenvLayout& layout) {
-    std::vector<Distribution> dists;
+template <typename Visit>
+void for_each_dist_info(const VenvLayout& layout, Visit visit) {
     for (const auto& site : layout.site_packages) {
         std::error_code ec;
         for (const auto& entry : stdfs::directory_iterator(site, ec)) {
             const auto& path = entry.path();
             if (path.extension() == ".dist-info" && entry.is_directory(ec) && !entry.is_symlink(ec)) {
-                dists.push_back(read_distribution(site, path));
+                visit(site, path);
             }
         }
     }
+}
+
+} // namespace
+
+std::map<std::string, std::string> installed_versions(const VenvLayout& layout) {
+    std::map<std::string, std::string> versions;
+    for_each_dist_info(layout, [&](const stdfs::path& site, const stdfs::path& dist_info) {
+        Distribution dist = read_identity(site, dist_info);
+        versions[dist.name] = dist.version;
+    });
+    return versions;
+}
+
+std::vector<Distribution> scan_inventory(const VenvLayout& layout) {
+    std::vector<Distribution> dists;
+    for_each_dist_info(layout, [&](const stdfs::path& site, const stdfs::path& dist_info) {
+        dists.push_back(read_distribution(site, dist_info));
+    });
     std::sort(dists.begin(), dists.end(), [](const Distribution& a, const Distribution& b) {
         return a.normalized != b.normalized ? a.normalized < b.normalized : a.dist_info < b.dist_info;
     });

@@ -6,6 +6,7 @@
 // trapped call fails (ENOSYS) instead of running unseen.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -48,11 +49,13 @@ public:
     // (EIO) if the handler throws; the first such error is failure().
     void serve_one(const ChangeHandler& handler);
     const std::optional<std::string>& failure() const { return m_failure; }
+    std::size_t served() const { return m_served; }
 
 private:
     int m_socket[2] = {-1, -1};
     int m_listener = -1;
     std::optional<std::string> m_failure;
+    std::size_t m_served = 0;
 };
 
 } // namespace venvtx

@@ -5,6 +5,7 @@
 #include "venvtx/venv/record.hpp"
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct Distribution {
 // Reads every dist-info of the venv, sorted by normalized name. Never throws for a broken
 // RECORD: the error is kept on the distribution and raised when that distribution is used.
 std::vector<Distribution> scan_inventory(const VenvLayout& layout);
+
+// Name -> version of every dist-info, from METADATA alone (no RECORD read): cheap enough to
+// run around every command.
+std::map<std::string, std::string> installed_versions(const VenvLayout& layout);
 
 // Throws the usage Error stored in `dist.record_error`, if any.
 void require_record(const Distribution& dist);
