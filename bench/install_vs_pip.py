@@ -6,8 +6,10 @@ and --capture link) and how much the store grew against the bytes the upgrade re
 The venv is the story venv (torch 2.11.0 + nvidia-*-cu13 + sglang, flashinfer, flash-attn,
 built by tests/fixtures/make_story_venv.py) padded with 20,000 small files in 100 extra
 distributions, as large GPU venvs are (--pad 0: the story venv alone); the install upgrades torch
-to 2.12.0.
-usage: bench/install_vs_pip.py [--rounds N] [--pad FILES] [--venvtx PATH]
+to 2.12.0. With --package-files N the install instead upgrades "bigpkg" 1.0 -> 2.0, a wheel of N
+files in nested packages (a real torch wheel holds about 15,000): every one is removed and
+written anew.
+usage: bench/install_vs_pip.py [--rounds N] [--pad FILES] [--package-files N] [--venvtx PATH]
 """
 import argparse
 import os
@@ -44,6 +46,22 @@ def pad(venv, total):
             f.write("\n".join(rows) + "\n")
 
 
+def big_wheels(work, files):
+    """bigpkg 1.0 and 2.0, `files` modules each, in work/wheels-big/; returns that directory."""
+    sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
+    from make_story_venv import write_wheel
+    out = os.path.join(work, "wheels-big")
+    os.makedirs(out, exist_ok=True)
+    for version in ("1.0", "2.0"):
+        modules = {"bigpkg/__init__.py": "VERSION = %r\n" % version}
+        for i in range(files - 1):
+            modules["bigpkg/sub%02d/m%05d.py" % (i % 50, i)] = "x = %d  # %s\n" % (i, version)
+        for sub in range(min(50, files - 1)):
+            modules["bigpkg/sub%02d/__init__.py" % sub] = ""
+        write_wheel(out, "bigpkg", version, "py3-none-any", modules, top_level=["bigpkg"])
+    return out
+
+
 def timed(cmd, env):
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -56,6 +74,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--pad", type=int, default=20000, help="extra small files (default 20000)")
+    parser.add_argument("--package-files", type=int, default=0,
+                        help="upgrade a package of this many files instead of torch")
     parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="venvtx-bench-install-")
@@ -68,6 +88,14 @@ def main():
         files = sum(len(f) for _, _, f in os.walk(template))
         links = ["--no-index", "--find-links", os.path.join(work, "wheels"),
                  "--find-links", os.path.join(work, "wheels-extra")]
+        spec, what = "torch==2.12.0", "torch 2.11.0 -> 2.12.0"
+        if args.package_files:
+            big = big_wheels(work, args.package_files)
+            links += ["--find-links", big]
+            subprocess.run([os.path.join(template, "bin", "python"), "-m", "pip", "install", "-q", "bigpkg==1.0",
+                            *links], check=True, env=env)
+            files = sum(len(f) for _, _, f in os.walk(template))
+            spec, what = "bigpkg==2.0", "bigpkg 1.0 -> 2.0 (%d files each)" % args.package_files
         ours, linked, theirs, growth, replaced = [], [], [], [], []
         for round_no in range(args.rounds):
             a, b, c = os.path.join(work, "a"), os.path.join(work, "b"), os.path.join(work, "c")
@@ -77,11 +105,11 @@ def main():
             # Flush the copies: venvtx's first fsync would otherwise write back the benchmark's
             # own 100 MB of cp, which pip (never syncing) does not pay for.
             os.sync()
-            runs = [([args.venvtx, "--venv", a, "--quiet", "install", "--installer", "pip", "torch==2.12.0",
+            runs = [([args.venvtx, "--venv", a, "--quiet", "install", "--installer", "pip", spec,
                       "--", "-q", *links], ours),
                     ([args.venvtx, "--venv", c, "--quiet", "install", "--capture", "link", "--installer", "pip",
-                      "torch==2.12.0", "--", "-q", *links], linked),
-                    ([b + "/bin/python", "-m", "pip", "install", "-q", "torch==2.12.0", *links], theirs)]
+                      spec, "--", "-q", *links], linked),
+                    ([b + "/bin/python", "-m", "pip", "install", "-q", spec, *links], theirs)]
             if round_no % 2:
                 runs.reverse()
             for cmd, times in runs:
@@ -93,7 +121,7 @@ def main():
                                            "WHERE before_type = 'file' AND after_type != 'file' OR "
                                            "(before_type = 'file' AND after_type = 'file')").fetchone()[0])
         v, l, p = statistics.median(ours), statistics.median(linked), statistics.median(theirs)
-        print("venv: %d files; upgrade torch 2.11.0 -> 2.12.0 from local wheels" % files)
+        print("venv: %d files; upgrade %s from local wheels" % (files, what))
         print("%-32s %8s %8s" % ("median of %d rounds" % args.rounds, "seconds", "ratio"))
         print("%-32s %8.3f %8.2fx" % ("venvtx install (touch capture)", v, v / p))
         print("%-32s %8.3f %8.2fx" % ("venvtx install --capture link", l, l / p))
