@@ -12,8 +12,7 @@ namespace {
 struct InstallFlags {
     std::vector<std::string> specs;
     std::string installer = "auto";
-    bool copy = false;
-    std::string capture = "auto";
+    CaptureFlags capture;
     MutationFlags mutation;
 };
 
@@ -25,10 +24,7 @@ Command register_install(CLI::App& parent) {
         "install", "install or upgrade through the venv's installer (uv if present, else pip), as one transaction");
     app->add_option("spec", flags->specs, "requirement specifiers; installer arguments go after --")->required();
     app->add_option("--installer", flags->installer, "auto (uv when on PATH, else pip), pip or uv");
-    app->add_option("--capture", flags->capture,
-                    "auto (touch where the kernel allows it), touch (keep each file's pre-image the moment "
-                    "the command first changes it) or link (hard-link every file beforehand)");
-    app->add_flag("--copy", flags->copy, "with link capture: copy files up to 1 MiB beforehand, so in-place edits can be undone too");
+    flags->capture.add_to(*app);
     flags->mutation.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
@@ -36,7 +32,7 @@ Command register_install(CLI::App& parent) {
                 CommandOptions options{"install",
                                        installer_command(context.layout, flags->installer, flags->specs,
                                                          global.passthrough),
-                                       flags->copy, flags->capture, flags->mutation.resolve()};
+                                       flags->capture.copy, flags->capture.capture, flags->mutation.resolve()};
                 return finish(out, run_command_transaction(context, options));
             }};
 }

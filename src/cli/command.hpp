@@ -53,6 +53,14 @@ struct MutationFlags {
     MutationOptions resolve() const;
 };
 
+// --capture and --copy, shared by install and run.
+struct CaptureFlags {
+    std::string capture = "auto";
+    bool copy = false;
+
+    void add_to(CLI::App& app);
+};
+
 Output make_output(const GlobalOptions& global);
 // Finds the venv and store named by the global options.
 Context make_context(const GlobalOptions& global, const Output& out);

@@ -5,6 +5,13 @@
 
 namespace venvtx::cli {
 
+void CaptureFlags::add_to(CLI::App& app) {
+    app.add_option("--capture", capture,
+                   "auto (touch where the kernel allows it), touch (keep each file's pre-image the moment "
+                   "the command first changes it) or link (hard-link every file beforehand)");
+    app.add_flag("--copy", copy, "with link capture: copy files up to 1 MiB beforehand, so in-place edits can be undone too");
+}
+
 void MutationFlags::add_to(CLI::App& app) {
     app.add_option("--probe", probe, "Python code run by the venv's interpreter after the change (repeatable)");
     app.add_option("--probe-timeout", probe_timeout, "seconds before a probe is killed (default 300)")

@@ -75,6 +75,31 @@ int install_filter() {
     return static_cast<int>(::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog));
 }
 
+// One byte carrying one descriptor (SCM_RIGHTS) over the socket pair.
+struct DescriptorMessage {
+    char byte = 'l';
+    iovec data{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr header{};
+
+    DescriptorMessage() {
+        header.msg_iov = &data;
+        header.msg_iovlen = 1;
+        header.msg_control = control;
+        header.msg_controllen = sizeof control;
+    }
+    DescriptorMessage(const DescriptorMessage&) = delete;
+    DescriptorMessage& operator=(const DescriptorMessage&) = delete;
+
+    void attach(int fd) {
+        cmsghdr* part = CMSG_FIRSTHDR(&header);
+        part->cmsg_level = SOL_SOCKET;
+        part->cmsg_type = SCM_RIGHTS;
+        part->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(part), &fd, sizeof fd);
+    }
+};
+
 void close_fd(int& fd) {
     if (fd >= 0) {
         ::close(fd);
@@ -124,20 +149,9 @@ void MutationTrap::install_in_child() noexcept {
     if (listener < 0) {
         ::_exit(126);
     }
-    char byte = 'l';
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &listener, sizeof listener);
-    if (::sendmsg(m_socket[1], &message, 0) != 1) {
+    DescriptorMessage message;
+    message.attach(listener);
+    if (::sendmsg(m_socket[1], &message.header, 0) != 1) {
         ::_exit(126);
     }
     ::close(listener);
@@ -145,18 +159,11 @@ void MutationTrap::install_in_child() noexcept {
 
 void MutationTrap::receive_listener() {
     close_fd(m_socket[1]);
-    char byte = 0;
-    iovec data{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
+    DescriptorMessage message;
     ssize_t got = 0;
-    while ((got = ::recvmsg(m_socket[0], &message, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    while ((got = ::recvmsg(m_socket[0], &message.header, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
     }
-    cmsghdr* header = got == 1 ? CMSG_FIRSTHDR(&message) : nullptr;
+    cmsghdr* header = got == 1 ? CMSG_FIRSTHDR(&message.header) : nullptr;
     if (!header || header->cmsg_type != SCM_RIGHTS) {
         throw Error(ExitCode::internal, "the command could not be watched (seccomp refused in the child)");
     }
