@@ -8,6 +8,7 @@
 #include "venvtx/core/subprocess.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/capture.hpp"
+#include "venvtx/txn/capture_choice.hpp"
 #include "venvtx/txn/command_capture.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/recover.hpp"
@@ -192,7 +193,9 @@ private:
 };
 
 // --capture auto: touch where the kernel allows it, unless --copy asks for link capture.
-bool use_touch_capture(const CommandOptions& options) {
+// --capture auto: touch where the kernel allows it, unless --copy asks for link capture or
+// an install would rewrite a large share of the venv (see capture_choice.hpp).
+bool use_touch_capture(const Context& context, const CommandOptions& options) {
     if (options.capture == "link") {
         return false;
     }
@@ -209,7 +212,14 @@ bool use_touch_capture(const CommandOptions& options) {
     if (options.capture != "auto") {
         throw usage_error("--capture takes auto, touch or link, not '" + options.capture + "'");
     }
-    return !options.copy_small_files && MutationTrap::supported();
+    if (options.copy_small_files || !MutationTrap::supported()) {
+        return false;
+    }
+    CaptureEstimate estimate = estimate_capture(context.layout, options.specs);
+    context.out.debug("capture: the named distributions hold " + std::to_string(estimate.named_files) + " of " +
+                      std::to_string(estimate.venv_files) + " recorded files: " +
+                      (estimate.prefer_link() ? "link" : "touch") + " capture");
+    return !estimate.prefer_link();
 }
 
 } // namespace
@@ -244,7 +254,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");
         return {};
     }
-    bool touch = use_touch_capture(options);
+    bool touch = use_touch_capture(context, options);
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();
     TransactionPlan plan;

@@ -198,6 +198,28 @@ class TouchCapture(InstallCase):
         time.sleep(2)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_auto_capture_links_when_an_upgrade_rewrites_much_of_the_venv(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fixtures"))
+        from make_story_venv import write_wheel
+        wheels = os.path.join(self.tmp, "bulky-wheels")
+        os.mkdir(wheels)
+        for version in ("1.0", "2.0"):
+            files = {"bulky/m%04d.py" % i: "x = %d  # %s\n" % (i, version) for i in range(1500)}
+            write_wheel(wheels, "bulky", version, "py3-none-any", files, top_level=["bulky"])
+        links = ["--", "-q", "--no-index", "--find-links", wheels]
+        pip = subprocess.run([os.path.join(self.venv, "bin", "python"), "-m", "pip", "install", "-q",
+                              "bulky==1.0", *links[2:]], capture_output=True, text=True, env=self.env)
+        self.assertEqual(pip.returncode, 0, pip.stderr)
+        before = tree_hash(self.venv)
+        proc = self.venvtx("-v", "install", "--installer", "pip", "bulky==2.0", *links)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stderr, r"capture: the named distributions hold \d+ of \d+ recorded files: link capture")
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        proc = self.venvtx("-v", "install", "--installer", "pip", "torch==2.12.0", *self.wheel_args)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("recorded files: touch capture", proc.stderr)
+
     def test_capture_options(self):
         for args in (["--capture", "touch", "--copy"], ["--capture", "snapshot"]):
             proc = super().venvtx("run", *args, "--", "true")

@@ -16,6 +16,7 @@ struct CommandOptions {
     std::vector<std::string> argv;   // the command to run
     bool copy_small_files = false;   // --copy (link capture)
     std::string capture = "auto";    // --capture auto|touch|link
+    std::vector<std::string> specs;  // install: what it names (auto capture looks at their size)
     MutationOptions mutation;
 };
 
