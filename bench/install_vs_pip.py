@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: `venvtx install` (capture included, no probe) against plain `pip install` of the
-same local wheels into identical venvs, in one run; prints the ratios (default touch capture,
-and --capture link) and how much the store grew against the bytes the upgrade replaced.
+same local wheels into identical venvs, in one run; prints the ratios (auto capture,
+and --capture touch|link) and how much the store grew against the bytes the upgrade replaced.
 
 The venv is the story venv (torch 2.11.0 + nvidia-*-cu13 + sglang, flashinfer, flash-attn,
 built by tests/fixtures/make_story_venv.py) padded with 20,000 small files in 100 extra
@@ -96,10 +96,10 @@ def main():
                             *links], check=True, env=env)
             files = sum(len(f) for _, _, f in os.walk(template))
             spec, what = "bigpkg==2.0", "bigpkg 1.0 -> 2.0 (%d files each)" % args.package_files
-        ours, linked, theirs, growth, replaced = [], [], [], [], []
+        ours, touched, linked, theirs, growth, replaced = [], [], [], [], [], []
         for round_no in range(args.rounds):
-            a, b, c = os.path.join(work, "a"), os.path.join(work, "b"), os.path.join(work, "c")
-            for copy in (a, b, c):
+            a, b, c, d = (os.path.join(work, x) for x in "abcd")
+            for copy in (a, b, c, d):
                 shutil.rmtree(copy, ignore_errors=True)
                 subprocess.run(["cp", "-a", template, copy], check=True)
             # Flush the copies: venvtx's first fsync would otherwise write back the benchmark's
@@ -109,6 +109,8 @@ def main():
                       "--", "-q", *links], ours),
                     ([args.venvtx, "--venv", c, "--quiet", "install", "--capture", "link", "--installer", "pip",
                       spec, "--", "-q", *links], linked),
+                    ([args.venvtx, "--venv", d, "--quiet", "install", "--capture", "touch", "--installer", "pip",
+                      spec, "--", "-q", *links], touched),
                     ([b + "/bin/python", "-m", "pip", "install", "-q", spec, *links], theirs)]
             if round_no % 2:
                 runs.reverse()
@@ -120,10 +122,11 @@ def main():
                 replaced.append(db.execute("SELECT COALESCE(SUM(before_size), 0) FROM entries "
                                            "WHERE before_type = 'file' AND after_type != 'file' OR "
                                            "(before_type = 'file' AND after_type = 'file')").fetchone()[0])
-        v, l, p = statistics.median(ours), statistics.median(linked), statistics.median(theirs)
+        v, t, l, p = (statistics.median(x) for x in (ours, touched, linked, theirs))
         print("venv: %d files; upgrade %s from local wheels" % (files, what))
         print("%-32s %8s %8s" % ("median of %d rounds" % args.rounds, "seconds", "ratio"))
-        print("%-32s %8.3f %8.2fx" % ("venvtx install (touch capture)", v, v / p))
+        print("%-32s %8.3f %8.2fx" % ("venvtx install (auto capture)", v, v / p))
+        print("%-32s %8.3f %8.2fx" % ("venvtx install --capture touch", t, t / p))
         print("%-32s %8.3f %8.2fx" % ("venvtx install --capture link", l, l / p))
         print("%-32s %8.3f %8.2fx" % ("pip install", p, 1.0))
         print("venvtx / pip = %.2fx (target <= 1.15x)" % (v / p))
