@@ -47,6 +47,7 @@ struct MutationFlags {
     std::string gpus = "auto";
     bool no_baseline = false;
     bool dry_run = false;
+    bool force = false;
     std::optional<double> wait;
 
     void add_to(CLI::App& app);

@@ -1,6 +1,7 @@
 // Shared CLI plumbing: mutation flags, output, context, and printing outcomes.
 #include "command.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/txn/report.hpp"
 
 namespace venvtx::cli {
@@ -19,6 +20,7 @@ void MutationFlags::add_to(CLI::App& app) {
     app.add_option("--gpus", gpus, "GPUs the probe must see: auto (as many as the baseline), none, or N");
     app.add_flag("--no-baseline", no_baseline, "skip the probe before the change");
     app.add_flag("--dry-run", dry_run, "show the plan, change nothing");
+    app.add_flag("--force", force, "go on past a drift refusal, storing whatever it overwrites first");
     app.add_option("--wait", wait, "seconds to wait for another venvtx or uv holding the venv (default: exit 5 at once)");
 }
 
@@ -29,6 +31,7 @@ MutationOptions MutationFlags::resolve() const {
     options.probe.gpus = parse_gpu_expectation(gpus);
     options.no_baseline = no_baseline;
     options.dry_run = dry_run;
+    options.force = force;
     options.wait_s = wait.value_or(0.0);
     return options;
 }
@@ -48,6 +51,7 @@ Context make_context(const GlobalOptions& global, const Output& out) {
         store = *global.store;
     }
     Context context{layout, resolve_store_root(layout, store), out, nlohmann::json(global.argv)};
+    Confinement::instance().set_roots({layout.root, context.store_root});
     out.debug("venv " + layout.root.string() + ", store " + context.store_root.string());
     return context;
 }

@@ -1,7 +1,13 @@
-// Fs: the one place venvtx mutates the filesystem, with crash and fault injection.
+// Fs: the one place venvtx mutates the filesystem, with crash and fault injection. Every call
+// acts on a directory descriptor opened beneath the venv's or the store's root (Confinement).
 #include "venvtx/core/fs.hpp"
 
+#include "venvtx/core/confinement.hpp"
+#include "venvtx/core/unique_fd.hpp"
+
 #include <cerrno>
+#include <dirent.h>
+#include <vector>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -28,22 +34,6 @@ void check(int rc, const char* op, const stdfs::path& path) {
     }
 }
 
-class Fd {
-public:
-    explicit Fd(int fd) : m_fd(fd) {}
-    ~Fd() {
-        if (m_fd >= 0) {
-            ::close(m_fd);
-        }
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return m_fd; }
-
-private:
-    int m_fd;
-};
-
 // Fallback where copy_file_range is not supported between the two files.
 void copy_by_read(int in, int out, const stdfs::path& to) {
     char buffer[1 << 16];
@@ -64,6 +54,8 @@ void copy_by_read(int in, int out, const stdfs::path& to) {
         }
     }
 }
+
+ParentDir parent_of(const stdfs::path& path) { return Confinement::instance().open_parent(path); }
 
 } // namespace
 
@@ -95,7 +87,9 @@ void Fs::step(const char* op, const stdfs::path& path) {
 
 void Fs::rename(const stdfs::path& from, const stdfs::path& to) {
     step("rename", from);
-    check(::rename(from.c_str(), to.c_str()), "rename", from);
+    ParentDir source = parent_of(from);
+    ParentDir target = parent_of(to);
+    check(::renameat(source.dir.get(), source.leaf.c_str(), target.dir.get(), target.leaf.c_str()), "rename", from);
 }
 
 void Fs::move(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
@@ -105,11 +99,12 @@ void Fs::move(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
         if (error.errno_value() != EXDEV) {
             throw;
         }
+        ParentDir source = parent_of(from);
         struct stat st {};
-        check(::lstat(from.c_str(), &st), "stat", from);
+        check(::fstatat(source.dir.get(), source.leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW), "stat", from);
         if (S_ISLNK(st.st_mode)) {
             std::string target(static_cast<size_t>(st.st_size), '\0');
-            if (::readlink(from.c_str(), target.data(), target.size()) < 0) {
+            if (::readlinkat(source.dir.get(), source.leaf.c_str(), target.data(), target.size()) < 0) {
                 fail("readlink", from, errno);
             }
             symlink(target, to);
@@ -122,44 +117,95 @@ void Fs::move(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
 
 void Fs::unlink(const stdfs::path& path) {
     step("unlink", path);
-    check(::unlink(path.c_str()), "unlink", path);
+    ParentDir parent = parent_of(path);
+    check(::unlinkat(parent.dir.get(), parent.leaf.c_str(), 0), "unlink", path);
 }
 
 void Fs::rmdir(const stdfs::path& path) {
     step("rmdir", path);
-    check(::rmdir(path.c_str()), "rmdir", path);
+    ParentDir parent = parent_of(path);
+    check(::unlinkat(parent.dir.get(), parent.leaf.c_str(), AT_REMOVEDIR), "rmdir", path);
 }
 
 void Fs::mkdir(const stdfs::path& path, mode_t mode) {
     step("mkdir", path);
-    check(::mkdir(path.c_str(), mode), "mkdir", path);
+    ParentDir parent = parent_of(path);
+    check(::mkdirat(parent.dir.get(), parent.leaf.c_str(), mode), "mkdir", path);
 }
 
 void Fs::mkdirs(const stdfs::path& path) {
+    const Confinement& confinement = Confinement::instance();
+    if (!confinement.contains(path)) {
+        fail("mkdir", path, EPERM);
+    }
+    if (!confinement.contains(path.parent_path())) {
+        // An outermost root (a store placed elsewhere): the user's own path, made as given.
+        std::error_code ec;
+        stdfs::create_directories(path, ec);
+        if (ec) {
+            fail("mkdir", path, ec.value());
+        }
+        return;
+    }
     struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) {
+    if (confinement.stat_node(path, st)) {
         if (!S_ISDIR(st.st_mode)) {
             fail("mkdir", path, ENOTDIR);
         }
         return;
     }
-    if (path.has_parent_path() && path.parent_path() != path) {
-        mkdirs(path.parent_path());
-    }
+    mkdirs(path.parent_path());
     step("mkdir", path);
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    ParentDir parent = parent_of(path);
+    if (::mkdirat(parent.dir.get(), parent.leaf.c_str(), 0755) != 0 && errno != EEXIST) {
         fail("mkdir", path, errno);
     }
 }
 
+void Fs::remove_tree(const stdfs::path& path) {
+    struct stat st {};
+    if (!Confinement::instance().stat_node(path, st)) {
+        if (errno == ENOENT) {
+            return;
+        }
+        fail("stat", path, errno);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        unlink(path);
+        return;
+    }
+    std::vector<std::string> names;
+    {
+        DIR* dir = ::fdopendir(Confinement::instance().open_dir(path).release());
+        if (dir == nullptr) {
+            fail("opendir", path, errno);
+        }
+        while (const dirent* entry = ::readdir(dir)) {
+            std::string name = entry->d_name;
+            if (name != "." && name != "..") {
+                names.push_back(name);
+            }
+        }
+        ::closedir(dir);
+    }
+    for (const auto& name : names) {
+        remove_tree(path / name);
+    }
+    rmdir(path);
+}
+
 void Fs::symlink(const std::string& target, const stdfs::path& link) {
     step("symlink", link);
-    check(::symlink(target.c_str(), link.c_str()), "symlink", link);
+    ParentDir parent = parent_of(link);
+    check(::symlinkat(target.c_str(), parent.dir.get(), parent.leaf.c_str()), "symlink", link);
 }
 
 void Fs::link(const stdfs::path& existing, const stdfs::path& new_path) {
     step("link", new_path);
-    check(::link(existing.c_str(), new_path.c_str()), "link", existing);
+    ParentDir source = parent_of(existing);
+    ParentDir target = parent_of(new_path);
+    check(::linkat(source.dir.get(), source.leaf.c_str(), target.dir.get(), target.leaf.c_str(), 0), "link",
+          existing);
 }
 
 void Fs::link_or_copy(const stdfs::path& existing, const stdfs::path& new_path, mode_t mode) {
@@ -175,7 +221,9 @@ void Fs::link_or_copy(const stdfs::path& existing, const stdfs::path& new_path, 
 
 void Fs::chmod(const stdfs::path& path, mode_t mode) {
     step("chmod", path);
-    check(::chmod(path.c_str(), mode), "chmod", path);
+    ParentDir parent = parent_of(path);
+    // AT_SYMLINK_NOFOLLOW: glibc acts on an O_PATH descriptor of the node itself, never a target.
+    check(::fchmodat(parent.dir.get(), parent.leaf.c_str(), mode, AT_SYMLINK_NOFOLLOW), "chmod", path);
 }
 
 void Fs::set_mtime(const stdfs::path& path, std::int64_t mtime_ns) {
@@ -185,17 +233,21 @@ void Fs::set_mtime(const stdfs::path& path, std::int64_t mtime_ns) {
     times[0].tv_nsec = UTIME_OMIT;
     times[1].tv_sec = mtime_ns / 1000000000;
     times[1].tv_nsec = mtime_ns % 1000000000;
-    check(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), "utimens", path);
+    ParentDir parent = parent_of(path);
+    check(::utimensat(parent.dir.get(), parent.leaf.c_str(), times, AT_SYMLINK_NOFOLLOW), "utimens", path);
 }
 
 void Fs::copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
     step("copy", to);
-    Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (in.get() < 0) {
+    ParentDir source = parent_of(from);
+    UniqueFd in(::openat(source.dir.get(), source.leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!in.valid()) {
         fail("open", from, errno);
     }
-    Fd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 07777));
-    if (out.get() < 0) {
+    ParentDir target = parent_of(to);
+    UniqueFd out(::openat(target.dir.get(), target.leaf.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 07777));
+    if (!out.valid()) {
         fail("create", to, errno);
     }
     struct stat st {};
@@ -222,19 +274,13 @@ void Fs::copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode) 
 
 void Fs::fsync_dir(const stdfs::path& dir) {
     step("fsync", dir);
-    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (fd.get() < 0) {
-        fail("open", dir, errno);
-    }
+    UniqueFd fd = Confinement::instance().open_dir(dir);
     check(::fsync(fd.get()), "fsync", dir);
 }
 
 void Fs::sync_filesystem(const stdfs::path& path) {
     step("syncfs", path);
-    Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (fd.get() < 0) {
-        fail("open", path, errno);
-    }
+    UniqueFd fd = Confinement::instance().open_dir(path);
     check(::syncfs(fd.get()), "syncfs", path);
 }
 

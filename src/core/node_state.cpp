@@ -1,6 +1,7 @@
 // observe_node: lstat into a NodeState.
 #include "venvtx/core/node_state.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 
 #include <cerrno>
@@ -12,8 +13,9 @@ namespace venvtx {
 
 NodeState observe_node(const std::filesystem::path& path) {
     struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR) {
+    if (!Confinement::instance().stat_node(path, st)) {
+        // Not there, or only through a symlinked directory: not a node of the venv.
+        if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == EXDEV) {
             return {};
         }
         throw system_error("stat " + path.string(), errno);

@@ -336,7 +336,9 @@ std::optional<TransactionRecord> History::newest_undoable() {
 }
 
 std::optional<TransactionRecord> History::newest_redoable() {
-    return newest_where("state = 'committed' AND undone_by IS NULL AND kind = 'rollback'");
+    // A redo (a rollback of a rollback) is not itself redoable: redoing twice is nothing to redo.
+    return newest_where("state = 'committed' AND undone_by IS NULL AND kind = 'rollback' AND undoes IN "
+                        "(SELECT id FROM transactions WHERE kind != 'rollback')");
 }
 
 std::optional<TransactionRecord> History::newest_passing_probe() {

@@ -1,6 +1,7 @@
 // FileLock: flock with a bounded wait.
 #include "venvtx/store/lock.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 
 #include <cerrno>
@@ -14,7 +15,9 @@ namespace venvtx {
 
 FileLock::FileLock(const std::filesystem::path& path, std::optional<double> wait_s, const char* what)
     : m_path(path) {
-    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Reached like every path venvtx writes: a lock file that is a symlink is refused, not followed.
+    ParentDir parent = Confinement::instance().open_parent(path);
+    m_fd = ::openat(parent.dir.get(), parent.leaf.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (m_fd < 0) {
         throw system_error("open lock " + path.string(), errno);
     }

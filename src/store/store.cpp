@@ -1,6 +1,7 @@
 // Store: opening the index and object directories of a venv's store.
 #include "venvtx/store/store.hpp"
 
+#include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 
 namespace venvtx {
@@ -9,7 +10,33 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
+bool has_entries(const stdfs::path& dir) {
+    std::error_code ec;
+    return stdfs::directory_iterator(dir, ec) != stdfs::directory_iterator();
+}
+
+// An index that is gone or empty beside stored objects is a lost history, never a new one:
+// starting afresh would orphan every object and make every transaction impossible to undo.
+void refuse_lost_index(const stdfs::path& root) {
+    std::error_code ec;
+    stdfs::path index = root / "index.sqlite";
+    bool empty = !stdfs::exists(index, ec) || stdfs::file_size(index, ec) == 0;
+    if (!empty) {
+        return;
+    }
+    for (const char* dir : {"objects", "staging"}) {
+        if (has_entries(root / dir)) {
+            throw Error(ExitCode::locked, "the store's index " + index.string() + " is " +
+                                              (stdfs::exists(index, ec) ? "empty" : "missing") + " but " +
+                                              (root / dir).string() +
+                                              " holds data: refusing to start a new history over it "
+                                              "(restore the index, or move the store away)");
+        }
+    }
+}
+
 std::unique_ptr<Database> open_index(const stdfs::path& root, bool create) {
+    refuse_lost_index(root);
     if (create) {
         Fs::instance().mkdirs(root / "objects");
         Fs::instance().mkdirs(root / "staging");

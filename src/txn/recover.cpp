@@ -106,10 +106,7 @@ void restore_journaled(const Context& context, Store& store, std::int64_t tx, co
     std::vector<std::string> moved = materialize(context.layout, store.objects(), entries, Side::before, sources);
     moved.insert(moved.end(), unstored.begin(), unstored.end());
     history.forget_objects(moved);
-    try {
-        stdfs::remove_all(store.objects().staging_dir(tx));
-    } catch (const stdfs::filesystem_error&) {
-    }
+    Fs::instance().remove_tree(store.objects().staging_dir(tx));
 }
 
 std::vector<std::int64_t> recover_interrupted(const Context& context, Store& store) {

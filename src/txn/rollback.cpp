@@ -2,6 +2,7 @@
 #include "venvtx/txn/rollback.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/txn/drift.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/recover.hpp"
 
@@ -54,6 +55,23 @@ std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& opti
     return found;
 }
 
+// Before anything moves: the venv must hold what the undone transactions left (exit 6 names
+// what changed). With --force the rollback goes on; its capture stores the changed files first.
+void refuse_drift(const Context& context, Store& store, const std::vector<TransactionRecord>& undo, bool force) {
+    std::vector<DriftedPath> drifted = find_drift(context.layout, store.history(), undo);
+    if (drifted.empty()) {
+        return;
+    }
+    std::string what = "tx " + std::to_string(undo.front().id) + (undo.size() > 1 ? " and earlier" : "");
+    if (!force) {
+        throw Error(ExitCode::verify_failed, "refusing to undo " + what + ": " + describe_drift(drifted) +
+                                                 "; nothing was changed (--force stores the changed files "
+                                                 "and undoes it anyway)");
+    }
+    context.out.say("--force: undoing " + what + " over " + describe_drift(drifted) +
+                    " (the changed files are stored first)");
+}
+
 } // namespace
 
 Outcome rollback(const Context& context, const RollbackOptions& options) {
@@ -68,6 +86,7 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
                           : options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)
                                        : std::string("nothing to roll back"));
     }
+    refuse_drift(context, store, undo, options.mutation.force);
     Outcome outcome;
     for (const auto& record : undo) {
         context.out.say("undoing tx " + std::to_string(record.id) + " (" + record.kind + ")");

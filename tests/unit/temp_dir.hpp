@@ -1,5 +1,8 @@
-// TempDir: a private mkdtemp directory for one test, removed when the test ends.
+// TempDir: a private mkdtemp directory for one test, removed when the test ends; the fs seam
+// is confined to it.
 #pragma once
+
+#include "venvtx/core/confinement.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +20,7 @@ public:
             throw std::runtime_error("mkdtemp failed");
         }
         m_path = pattern;
+        Confinement::instance().set_roots({m_path}); // the test's own root, as a venv's would be
     }
     ~TempDir() {
         std::error_code ec;

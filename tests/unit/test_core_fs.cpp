@@ -34,6 +34,7 @@ TEST_SUITE("Fs") {
             return; // no second filesystem on this machine
         }
         std::string name = "venvtx-unit-move-" + here.path().filename().string();
+        venvtx::Confinement::instance().set_roots({here.path(), there});
         write_file(here.path() / "file", "bytes");
         Fs::instance().move(here.path() / "file", there / name, 0640);
         CHECK(observe_node(here.path() / "file").type == NodeType::absent);

@@ -1,4 +1,5 @@
-// The filesystem seam: every mutating system call venvtx makes goes through Fs, so tests can
+// The filesystem seam: every mutating system call venvtx makes goes through Fs, confined to the
+// venv and the store (Confinement: no symlink is followed on the way), so tests can
 // inject a crash (VENVTX_FAILPOINT=N: SIGKILL before the Nth step) or an I/O error
 // (VENVTX_FAULT=N:ENOSPC|EIO[:persist]: the Nth step, or every step from it, fails).
 #pragma once
@@ -37,6 +38,8 @@ public:
     void rmdir(const stdfs::path& path);
     void mkdir(const stdfs::path& path, mode_t mode);
     void mkdirs(const stdfs::path& path);
+    // Removes `path` and, for a directory, everything below it, never following a symlink.
+    void remove_tree(const stdfs::path& path);
     void symlink(const std::string& target, const stdfs::path& link);
     void link(const stdfs::path& existing, const stdfs::path& new_path);
     // link(), or where the two are on different filesystems, a copy with `mode`.

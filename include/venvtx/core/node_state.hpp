@@ -21,7 +21,8 @@ struct NodeState {
     std::string object;       // files: SHA-256 hex of the content, once known
 };
 
-// lstat of `path` (never follows a final symlink); a device, FIFO or socket is a usage Error.
+// lstat of `path`, reached without following any symlink (see Confinement): a path below a
+// symlinked directory is absent. A device, FIFO or socket is a usage Error.
 NodeState observe_node(const std::filesystem::path& path);
 // The same, from an lstat the caller already made.
 NodeState node_from_stat(const std::filesystem::path& path, const struct stat& st);

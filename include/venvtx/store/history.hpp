@@ -97,7 +97,7 @@ public:
     std::vector<Entry> entries(std::int64_t tx);
     // The newest committed, not-undone transaction that is not itself a rollback.
     std::optional<TransactionRecord> newest_undoable();
-    // The newest committed rollback not itself undone (what --redo undoes).
+    // The newest committed rollback of a non-rollback, not itself undone (what --redo undoes).
     std::optional<TransactionRecord> newest_redoable();
     std::vector<TransactionRecord> unfinished();
     // The newest transaction with a passing probe, before or after (its report lists what the

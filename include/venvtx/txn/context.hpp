@@ -25,6 +25,7 @@ struct MutationOptions {
     ProbeSettings probe;
     bool no_baseline = false;
     bool dry_run = false;
+    bool force = false;  // past a guard rail or a drift refusal, storing what it overwrites first
     std::optional<double> wait_s = 0.0;  // seconds to wait for the locks (0: exit 5 at once)
 };
 
