@@ -201,7 +201,7 @@ void MutationTrap::serve_one(const ChangeHandler& handler) {
             m_failure = error.what();
         }
         response.flags = 0;
-        response.error = -EIO;
+        response.error = dynamic_cast<const RefusedChange*>(&error) ? -EPERM : -EIO;
     }
     ::ioctl(m_listener, SECCOMP_IOCTL_NOTIF_SEND, &response);
 }

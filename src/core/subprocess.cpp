@@ -1,6 +1,7 @@
 // run_subprocess: fork/exec into a new process group, poll its pipes, kill the group on timeout.
 #include "venvtx/core/subprocess.hpp"
 
+#include "venvtx/core/descendants.hpp"
 #include "venvtx/core/error.hpp"
 
 #include <cerrno>
@@ -71,8 +72,8 @@ void move_fd(int fd, int target) {
     if (spec.report_pipe) {
         move_fd(report.write, 3);
     }
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL); // a killed venvtx never leaves its command changing the venv
     if (spec.trap) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         spec.trap->install_in_child(); // from here on, each change waits for the parent
     }
     // Nothing else of ours (locks, the index, a caller's descriptors) leaks into the child.
@@ -139,6 +140,9 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
     Pipe out = make_pipe();
     Pipe err = make_pipe();
     Pipe report = spec.report_pipe ? make_pipe() : Pipe{};
+    if (spec.kill_descendants) {
+        become_subreaper();
+    }
     auto started = std::chrono::steady_clock::now();
     pid_t pid = ::fork();
     if (pid < 0) {
@@ -167,6 +171,8 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
             reap();
             throw;
         }
+    }
+    if (spec.trap || spec.kill_descendants) {
         child_exit = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
         if (child_exit < 0) {
             ::kill(-pid, SIGKILL);
@@ -201,8 +207,8 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
             polls[count] = {child_exit, POLLIN, 0};
             index_of[count++] = 4;
         }
-        int wait_ms = killed ? 2000 : -1;
-        if (spec.timeout && !killed) {
+        int wait_ms = killed ? 2000 : reaped && spec.kill_descendants ? 200 : -1;
+        if (spec.timeout && !killed && !reaped) {
             auto elapsed = std::chrono::steady_clock::now() - started;
             auto left = *spec.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(elapsed);
             wait_ms = left.count() > 0 ? static_cast<int>(left.count()) : 0;
@@ -211,7 +217,7 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
         if (ready < 0 && errno == EINTR) {
             continue;
         }
-        if (ready == 0 && killed) {
+        if (ready == 0 && (killed || reaped)) {
             break; // a member escaped the group and holds the pipes: stop reading
         }
         if (ready == 0) {
@@ -236,6 +242,10 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
                 reap();
                 reaped = true;
                 close_fd(child_exit);
+                if (spec.kill_descendants) {
+                    ::kill(-pid, SIGKILL);
+                    kill_orphaned_descendants();
+                }
                 continue;
             }
             char buffer[65536];

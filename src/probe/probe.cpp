@@ -123,6 +123,7 @@ ProbeReport run_probe(const VenvLayout& layout, const ProbeSettings& settings,
     spec.env["PYTHONPATH"] = std::nullopt;
     spec.timeout = std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 1000));
     spec.report_pipe = true;
+    spec.kill_descendants = true; // the verdict is the interpreter's; nothing it started outlives it
     SubprocessResult result = run_subprocess(spec);
 
     ProbeReport report;

@@ -92,7 +92,13 @@ Database::Database(const std::filesystem::path& path) {
         throw Error(ExitCode::internal, "cannot open store index " + path.string() + ": " + message);
     }
     sqlite3_busy_timeout(m_db, 10000);
-    exec("PRAGMA journal_mode=WAL");
+    // Switching a new index to WAL takes a lock the busy handler does not wait for: a second
+    // venvtx opening the same fresh store retries instead of failing.
+    for (int attempt = 0; sqlite3_exec(m_db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr) == SQLITE_BUSY &&
+                          attempt < 200;
+         ++attempt) {
+        sqlite3_sleep(50);
+    }
     exec("PRAGMA synchronous=FULL");
     exec("PRAGMA foreign_keys=ON");
     migrate();

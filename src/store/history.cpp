@@ -9,7 +9,7 @@ namespace {
 
 const char* k_select_transaction =
     "SELECT id, kind, state, started_at, finished_at, argv, baseline, probe, undoes, undone_by, "
-    "message FROM transactions";
+    "message, restored, unrestored FROM transactions";
 
 void bind_state(Statement& statement, int first, const NodeState& state) {
     statement.bind(first, std::string(node_type_name(state.type)))
@@ -123,6 +123,14 @@ void History::set_state(std::int64_t id, const std::string& state,
 
 void History::set_message(std::int64_t id, const std::string& message) {
     m_db.prepare("UPDATE transactions SET message = ? WHERE id = ?").bind(1, message).bind(2, id).run();
+}
+
+void History::set_restored(std::int64_t id, const std::vector<std::string>& unrestored) {
+    m_db.prepare("UPDATE transactions SET restored = ?, unrestored = ? WHERE id = ?")
+        .bind(1, static_cast<std::int64_t>(unrestored.empty()))
+        .bind(2, nlohmann::json(unrestored).dump())
+        .bind(3, id)
+        .run();
 }
 
 void History::set_probe(std::int64_t id, const char* column, const nlohmann::json& report) {
@@ -260,6 +268,12 @@ TransactionRecord History::read_transaction(Statement& row) {
     record.undoes = optional_integer(row, 8);
     record.undone_by = optional_integer(row, 9);
     record.message = row.optional_text(10);
+    if (!row.is_null(11)) {
+        record.restored = row.integer(11) != 0;
+    }
+    if (auto unrestored = optional_json(row, 12)) {
+        record.unrestored = unrestored->get<std::vector<std::string>>();
+    }
     Statement packages = m_db.prepare("SELECT name, before, after FROM packages WHERE tx_id = ? ORDER BY rowid");
     packages.bind(1, record.id);
     while (packages.step()) {

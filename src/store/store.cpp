@@ -50,6 +50,7 @@ Store::Store(stdfs::path root, bool create)
     : m_root(std::move(root)), m_db(open_index(m_root, create)), m_history(*m_db), m_objects(m_root) {}
 
 bool Store::exists(const stdfs::path& root) {
+    refuse_lost_index(root);
     std::error_code ec;
     return stdfs::exists(root / "index.sqlite", ec);
 }

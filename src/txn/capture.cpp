@@ -1,12 +1,14 @@
 // capture_by_rename: move, hash in parallel, adopt.
 #include "venvtx/txn/capture.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/txn/entry_order.hpp"
 
 #include <algorithm>
 #include <set>
+#include <sys/stat.h>
 
 namespace venvtx {
 
@@ -21,6 +23,18 @@ bool changes_leaf(const Entry& entry) {
         return entry.after.type != NodeType::symlink || entry.after.link_target != entry.before.link_target;
     }
     return entry.before.type == NodeType::file;
+}
+
+// A file with another name (a hard link from outside the venv) could be changed through that
+// name after the capture: the store keeps a copy of its own instead of sharing the inode.
+void keep_private(const stdfs::path& staged, mode_t mode) {
+    struct stat st {};
+    if (!Confinement::instance().stat_node(staged, st) || st.st_nlink <= 1) {
+        return;
+    }
+    stdfs::path copy = staged.string() + ".private";
+    Fs::instance().copy_file(staged, copy, mode);
+    Fs::instance().rename(copy, staged);
 }
 
 } // namespace
@@ -46,6 +60,7 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
         }
         entry.progress = "captured";
         if (entry.before.type == NodeType::file) {
+            keep_private(staging / std::to_string(entry.id), entry.before.mode);
             staged_files.push_back(&entry);
         }
     }

@@ -278,7 +278,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     }
     plan.apply = CommandApply(context, options, store, session.lock(), touch, std::move(inodes));
     plan.restore = [&context, &store, kind = options.kind](std::int64_t tx) {
-        restore_journaled(context, store, tx, kind); // also right when the command failed halfway
+        return restore_journaled(context, store, tx, kind); // also right when the command failed halfway
     };
     return run_transaction(context, options.mutation, store, std::move(plan));
 }

@@ -6,6 +6,7 @@
 #include "venvtx/txn/capture.hpp"
 #include "venvtx/txn/materialize.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace venvtx {
@@ -80,12 +81,27 @@ public:
             }
             restore(error.what());
             history.set_state(m_tx, "aborted", error.what());
-            throw Error(error.code(), std::string(error.what()) + " (venv restored, tx " +
+            throw Error(error.code(), std::string(error.what()) + " (" + restore_verdict() + ", tx " +
                                           std::to_string(m_tx) + " aborted)");
         }
     }
 
 private:
+    // Said only after the restore was checked path by path.
+    std::string restore_verdict() const {
+        if (m_unrestored.empty()) {
+            return "restored the " + plural(m_plan.entries.size(), "path") +
+                   " it changed: the venv is as it was before";
+        }
+        std::string text = "NOT restored: " + plural(m_unrestored.size(), "path") +
+                           (m_unrestored.size() == 1 ? " is" : " are") + " not as before:";
+        for (std::size_t i = 0; i < m_unrestored.size() && i < 5; ++i) {
+            text += " " + m_unrestored[i];
+        }
+        return text + (m_unrestored.size() > 5 ? " ..." : "") +
+               (m_plan.unrestorable.empty() ? "" : " (changed in place without a pre-image: use --copy)");
+    }
+
     Outcome probe_and_commit(bool probing, const std::optional<ProbeReport>& baseline) {
         History& history = m_store.history();
         if (probing) {
@@ -96,17 +112,7 @@ private:
             if (!after.passed) {
                 restore("probe failed");
                 history.set_state(m_tx, "rolled_back", "probe failed: " + after.error.value_or(""));
-                if (m_plan.unrestorable.empty()) {
-                    m_context.out.verdict("restored the " + plural(m_plan.entries.size(), "path") +
-                                          " it changed: the venv is as it was before (tx " +
-                                          std::to_string(m_tx) + " rolled back)");
-                } else {
-                    m_context.out.verdict("restored " + plural(m_plan.entries.size(), "path") + " (tx " +
-                                          std::to_string(m_tx) + " rolled back); NOT restored: " +
-                                          plural(m_plan.unrestorable.size(), "file") +
-                                          " changed in place without a pre-image (use --copy), e.g. " +
-                                          m_plan.unrestorable.front());
-                }
+                m_context.out.verdict(restore_verdict() + " (tx " + std::to_string(m_tx) + " rolled back)");
                 return {ExitCode::probe_failed, history.find(m_tx)};
             }
         }
@@ -126,13 +132,19 @@ private:
                 }
                 m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects);
                 adopt_captured(m_store.objects(), m_tx, m_plan.entries);
-                materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, {});
+                MaterializeResult applied =
+                    materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, {});
+                if (!applied.unrestored.empty()) {
+                    throw Error(ExitCode::internal, "could not bring " + applied.unrestored.front() +
+                                                        " to its new state" +
+                                                        (applied.unrestored.size() > 1 ? " (and others)" : ""));
+                }
             }
             m_store.history().set_state(m_tx, "applied");
         } catch (const Error& error) {
             restore(error.what());
             m_store.history().set_state(m_tx, "aborted", error.what());
-            throw Error(error.code(), std::string(error.what()) + " (venv restored, tx " +
+            throw Error(error.code(), std::string(error.what()) + " (" + restore_verdict() + ", tx " +
                                           std::to_string(m_tx) + " aborted)");
         }
     }
@@ -142,12 +154,20 @@ private:
         m_restored = true;
         try {
             if (m_plan.restore) {
-                m_plan.restore(m_tx);
+                m_unrestored = m_plan.restore(m_tx);
             } else {
                 MaterializeSources sources{m_tx, m_new_objects};
-                auto moved = materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
-                m_store.history().forget_objects(moved);
+                MaterializeResult result =
+                    materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
+                m_store.history().forget_objects(result.moved);
+                m_unrestored = result.unrestored;
             }
+            for (const auto& path : m_plan.unrestorable) {
+                if (std::find(m_unrestored.begin(), m_unrestored.end(), path) == m_unrestored.end()) {
+                    m_unrestored.push_back(path);
+                }
+            }
+            m_store.history().set_restored(m_tx, m_unrestored);
             remove_staging();
         } catch (const Error& error) {
             m_store.history().set_state(m_tx, "interrupted", reason + "; restore failed: " + error.what());
@@ -171,6 +191,7 @@ private:
     std::int64_t m_tx = 0;
     std::set<std::string> m_new_objects;
     bool m_restored = false;  // a restore ran (or failed): never attempted twice
+    std::vector<std::string> m_unrestored;  // what the checked restore could not bring back
 };
 
 } // namespace

@@ -1,12 +1,15 @@
 // materialize: write recorded states back into the venv.
 #include "venvtx/txn/materialize.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/txn/entry_order.hpp"
 
 #include <map>
+#include <optional>
+#include <sys/stat.h>
 
 namespace venvtx {
 
@@ -20,16 +23,49 @@ const NodeState& target_of(const Entry& entry, Side side) {
 
 bool is_leaf(NodeType type) { return type == NodeType::file || type == NodeType::symlink; }
 
-// Same inode metadata: the very file we moved out and back, or a finished earlier restore.
-bool already_there(const NodeState& current, const NodeState& target) {
-    if (current.type != target.type) {
+// The path already holds the target: same type, mode and link target, and for files the same
+// size and content (hashed: size and mtime prove nothing after someone else's edit).
+bool already_there(const stdfs::path& path, const NodeState& current, const NodeState& target) {
+    if (current.type != target.type || (current.type != NodeType::absent && current.mode != target.mode)) {
         return false;
     }
     if (target.type == NodeType::symlink) {
         return current.link_target == target.link_target;
     }
-    return current.size == target.size && current.mode == target.mode &&
-           current.mtime_ns == target.mtime_ns;
+    if (target.type != NodeType::file) {
+        return true;
+    }
+    return current.size == target.size && !target.object.empty() && sha256_file(path).hex == target.object;
+}
+
+// `current` is what the other side left: the transaction's own node, safe to replace.
+bool is_state(const NodeState& current, const NodeState& expected) {
+    if (current.type != expected.type) {
+        return false;
+    }
+    switch (current.type) {
+    case NodeType::absent:
+    case NodeType::dir:
+        return true;
+    case NodeType::symlink:
+        return current.link_target == expected.link_target;
+    case NodeType::file:
+        return current.size == expected.size && current.mtime_ns == expected.mtime_ns;
+    }
+    return false;
+}
+
+struct PlacedInode {
+    ino_t ino;
+    std::int64_t ctime_ns;
+};
+
+std::optional<PlacedInode> inode_of(const stdfs::path& path) {
+    struct stat st {};
+    if (!Confinement::instance().stat_node(path, st)) {
+        return std::nullopt;
+    }
+    return PlacedInode{st.st_ino, static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
 }
 
 void fix_attributes(const stdfs::path& path, const NodeState& target) {
@@ -55,25 +91,61 @@ public:
         }
     }
 
-    std::vector<std::string> run() {
+    MaterializeResult run() {
         for (Entry* entry : dirs_shallowest_first(m_entries)) {
-            make_dir(*entry);
+            guarded(*entry, [&] { make_dir(*entry); });
         }
         for (auto& entry : m_entries) {
-            place_leaf(entry);
+            guarded(entry, [&] { place_leaf(entry); });
         }
         for (Entry* entry : dirs_deepest_first(m_entries)) {
-            const NodeState& target = target_of(*entry, m_side);
-            stdfs::path path = m_layout.root / entry->path;
-            if (target.type == NodeType::absent && observe_node(path).type == NodeType::dir) {
-                Fs::instance().rmdir(path);
-            }
+            guarded(*entry, [&] { remove_dir(*entry); });
         }
         Fs::instance().sync_filesystem(m_layout.root);
-        return m_moved;
+        check_all();
+        return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end())};
     }
 
 private:
+    // One path's failure (an I/O error, a symlink in the way) is reported, not fatal: the rest
+    // of a restore goes on. A crash (failpoint) still stops everything, as it must.
+    template <typename Step>
+    void guarded(const Entry& entry, Step step) {
+        if (m_unrestored.count(entry.path) != 0) {
+            return;
+        }
+        try {
+            step();
+        } catch (const FsError&) {
+            m_unrestored.insert(entry.path);
+        }
+    }
+
+    // Someone else's node at a journaled path is left where it is.
+    bool foreign(const Entry& entry, const NodeState& current) {
+        const NodeState& target = target_of(entry, m_side);
+        const NodeState& other = m_side == Side::before ? entry.after : entry.before;
+        if (m_sources.owns_every_node || current.type == NodeType::absent || is_state(current, other)) {
+            return false; // nothing there (a capture moved it away), or what the transaction left
+        }
+        if (current.type == target.type && !is_leaf(target.type)) {
+            return false;
+        }
+        if (is_leaf(target.type) && already_there(m_layout.root / entry.path, current, target)) {
+            return false;
+        }
+        m_unrestored.insert(entry.path);
+        return true;
+    }
+
+    void remove_dir(const Entry& entry) {
+        const NodeState& target = target_of(entry, m_side);
+        stdfs::path path = m_layout.root / entry.path;
+        if (target.type == NodeType::absent && observe_node(path).type == NodeType::dir) {
+            Fs::instance().rmdir(path);
+        }
+    }
+
     void make_dir(const Entry& entry) {
         const NodeState& target = target_of(entry, m_side);
         if (target.type != NodeType::dir) {
@@ -81,6 +153,9 @@ private:
         }
         stdfs::path path = m_layout.root / entry.path;
         NodeState current = observe_node(path);
+        if (foreign(entry, current)) {
+            return;
+        }
         if (is_leaf(current.type)) {
             Fs::instance().unlink(path);
             current = NodeState{};
@@ -101,13 +176,16 @@ private:
         Fs& fs = Fs::instance();
         stdfs::path path = m_layout.root / entry.path;
         NodeState current = observe_node(path);
+        if (foreign(entry, current)) {
+            return;
+        }
         if (target.type == NodeType::absent) {
             if (is_leaf(current.type)) {
                 fs.unlink(path);
             }
             return;
         }
-        if (already_there(current, target)) {
+        if (already_there(path, current, target)) {
             consume_use(target.object);
             return;
         }
@@ -131,8 +209,8 @@ private:
             return;
         }
         if (!from_staging && !m_objects.has(target.object)) {
-            throw Error(ExitCode::internal, "cannot restore " + entry.path + ": store object " +
-                                                target.object + " is missing");
+            m_unrestored.insert(entry.path); // never captured (its capture failed first), or lost
+            return;
         }
         if (from_staging) {
             fs.move(staged, path, target.mode); // never adopted: the original inode goes straight back
@@ -145,6 +223,36 @@ private:
             fs.rename(temporary, path);
         }
         fix_attributes(path, target);
+        if (auto placed = inode_of(path)) {
+            m_placed[entry.path] = *placed;
+        }
+    }
+
+    // Every path against its target, after the fact: a file this run placed is known by its
+    // inode and ctime (its bytes came from a hashed source); any other file is hashed.
+    void check_all() {
+        for (const auto& entry : m_entries) {
+            if (m_unrestored.count(entry.path) != 0) {
+                continue;
+            }
+            const NodeState& target = target_of(entry, m_side);
+            stdfs::path path = m_layout.root / entry.path;
+            NodeState current = observe_node(path);
+            bool same = current.type == target.type &&
+                        (target.type == NodeType::absent ||
+                         (current.mode == target.mode && current.link_target == target.link_target));
+            if (same && target.type == NodeType::file) {
+                auto placed = m_placed.find(entry.path);
+                auto now = inode_of(path);
+                bool known = placed != m_placed.end() && now && now->ino == placed->second.ino &&
+                             now->ctime_ns == placed->second.ctime_ns;
+                same = current.size == target.size &&
+                       (known || (!target.object.empty() && sha256_file(path).hex == target.object));
+            }
+            if (!same) {
+                m_unrestored.insert(entry.path);
+            }
+        }
     }
 
     // True when this is the last use of a movable object: it may then be renamed, not copied.
@@ -163,6 +271,8 @@ private:
     const MaterializeSources& m_sources;
     std::map<std::string, int> m_remaining_uses;
     std::vector<std::string> m_moved;
+    std::set<std::string> m_unrestored;
+    std::map<std::string, PlacedInode> m_placed;
 };
 
 } // namespace
@@ -192,9 +302,8 @@ void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>&
     }
 }
 
-std::vector<std::string> materialize(const VenvLayout& layout, ObjectStore& objects,
-                                     std::vector<Entry>& entries, Side side,
-                                     const MaterializeSources& sources) {
+MaterializeResult materialize(const VenvLayout& layout, ObjectStore& objects, std::vector<Entry>& entries,
+                              Side side, const MaterializeSources& sources) {
     return Materializer(layout, objects, entries, side, sources).run();
 }
 

@@ -25,26 +25,29 @@ void remove_temporaries(const VenvLayout& layout, const std::vector<Entry>& entr
 }
 
 // An external command interrupted before its changes were diffed: the journal holds the whole
-// snapshot, so anything not in it was added by the command.
-void remove_unknown_paths(const Context& context, Store& store, const std::vector<Entry>& entries) {
+// snapshot, and anything not in it may be the command's — or a concurrent pip's, or the user's.
+// Nothing attributes it to the transaction, so it stays where it is and the verdict names it.
+std::vector<std::string> unknown_paths(const Context& context, Store& store, const std::vector<Entry>& entries) {
     std::set<std::string> known;
     for (const auto& entry : entries) {
         known.insert(entry.path);
     }
-    std::vector<std::pair<std::string, NodeType>> unknown;
+    std::vector<std::string> unknown;  // the topmost of each new tree
+    std::set<std::string> seen;
     for (const auto& [path, state] : snapshot_venv(context.layout, store.root()).states) {
-        if (known.count(path) == 0) {
-            unknown.emplace_back(path, state.type);
+        if (known.count(path) != 0) {
+            continue;
+        }
+        bool below_another = false;
+        for (stdfs::path up = stdfs::path(path).parent_path(); !up.empty() && !below_another; up = up.parent_path()) {
+            below_another = seen.count(up.string()) != 0;
+        }
+        seen.insert(path);
+        if (!below_another) {
+            unknown.push_back(path);
         }
     }
-    for (auto it = unknown.rbegin(); it != unknown.rend(); ++it) { // children before parents
-        stdfs::path path = context.layout.root / it->first;
-        if (it->second == NodeType::dir) {
-            Fs::instance().rmdir(path);
-        } else {
-            Fs::instance().unlink(path);
-        }
-    }
+    return unknown;
 }
 
 // A watched command interrupted: paths below a directory it created (or renamed into place)
@@ -75,15 +78,21 @@ void add_new_trees(const VenvLayout& layout, const stdfs::path& store_root, std:
     entries.insert(entries.end(), below.begin(), below.end());
 }
 
-void recover_one(const Context& context, Store& store, const TransactionRecord& record) {
-    restore_journaled(context, store, record.id, record.kind);
+std::vector<std::string> recover_one(const Context& context, Store& store, const TransactionRecord& record) {
+    std::vector<std::string> unrestored = restore_journaled(context, store, record.id, record.kind);
+    store.history().set_restored(record.id, unrestored);
     store.history().set_state(record.id, "rolled_back",
-                              "interrupted while " + record.state + "; recovered to the state before it");
+                              "interrupted while " + record.state +
+                                  (unrestored.empty() ? "; recovered to the state before it"
+                                                      : "; recovered, but " + std::to_string(unrestored.size()) +
+                                                            " path(s) differ from before"));
+    return unrestored;
 }
 
 } // namespace
 
-void restore_journaled(const Context& context, Store& store, std::int64_t tx, const std::string& kind) {
+std::vector<std::string> restore_journaled(const Context& context, Store& store, std::int64_t tx,
+                                           const std::string& kind) {
     History& history = store.history();
     std::vector<Entry> entries = history.entries(tx);
     MaterializeSources sources;
@@ -97,25 +106,34 @@ void restore_journaled(const Context& context, Store& store, std::int64_t tx, co
     }
     remove_temporaries(context.layout, entries);
     bool command = kind == "install" || kind == "run";
+    std::vector<std::string> unknown;
     if (command && !entries.empty() && entries.front().progress == "snapshot") {
-        remove_unknown_paths(context, store, entries);
+        unknown = unknown_paths(context, store, entries);
     }
     if (command) {
         add_new_trees(context.layout, store.root(), entries);
     }
-    std::vector<std::string> moved = materialize(context.layout, store.objects(), entries, Side::before, sources);
-    moved.insert(moved.end(), unstored.begin(), unstored.end());
-    history.forget_objects(moved);
+    sources.owns_every_node = command;
+    MaterializeResult result = materialize(context.layout, store.objects(), entries, Side::before, sources);
+    result.moved.insert(result.moved.end(), unstored.begin(), unstored.end());
+    history.forget_objects(result.moved);
     Fs::instance().remove_tree(store.objects().staging_dir(tx));
+    result.unrestored.insert(result.unrestored.end(), unknown.begin(), unknown.end());
+    return result.unrestored;
 }
 
 std::vector<std::int64_t> recover_interrupted(const Context& context, Store& store) {
     std::vector<std::int64_t> recovered;
     for (const auto& record : store.history().unfinished()) {
-        recover_one(context, store, record);
+        std::vector<std::string> unrestored = recover_one(context, store, record);
         recovered.push_back(record.id);
-        context.out.say("recovered interrupted tx " + std::to_string(record.id) + " (" + record.kind +
-                        "): the venv is back to its state before it");
+        std::string prefix = "recovered interrupted tx " + std::to_string(record.id) + " (" + record.kind + "): ";
+        if (unrestored.empty()) {
+            context.out.say(prefix + "the venv is back to its state before it");
+        } else {
+            context.out.verdict(prefix + "NOT restored: " + std::to_string(unrestored.size()) +
+                                " path(s) differ from before, e.g. " + unrestored.front());
+        }
     }
     return recovered;
 }

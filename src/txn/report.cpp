@@ -118,7 +118,9 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
             {"probe", record.probe.value_or(nlohmann::json())},
             {"undoes", maybe_id(record.undoes)},
             {"undone_by", maybe_id(record.undone_by)},
-            {"message", optional_json(record.message)}};
+            {"message", optional_json(record.message)},
+            {"restored", record.restored ? nlohmann::json(*record.restored) : nlohmann::json()},
+            {"unrestored", record.unrestored}};
 }
 
 std::string transaction_line(const TransactionRecord& record) {

@@ -87,6 +87,7 @@ private:
     void capture(const std::vector<PendingChange>& changes) {
         std::vector<Touched> fresh;
         for (const auto& change : changes) {
+            refuse_history_changes(change.path);
             auto rel = venv_relative(change.path);
             if (!rel) {
                 continue;
@@ -117,6 +118,19 @@ private:
         for (size_t i = 0; i < fresh.size(); ++i) {
             fresh[i].entry.id = entries[i].id;
             keep_pre_image(m_touched.emplace(fresh[i].entry.path, fresh[i]).first->second);
+        }
+    }
+
+    // The store and the venv root itself: a command that would delete the history (`rm -rf
+    // .venvtx`, `python -m venv --clear`) or move the venv away is refused. (.lock stays open to
+    // the uv that venvtx runs, which locks it.)
+    void refuse_history_changes(const stdfs::path& path) const {
+        std::string text = path.string();
+        std::string store = m_store.string();
+        if (text == m_root.string() || text == store ||
+            text.compare(0, store.size() + 1, store + "/") == 0) {
+            throw RefusedChange("the command tried to change " + text +
+                                ", which venvtx keeps for the venv's history (refused)");
         }
     }
 

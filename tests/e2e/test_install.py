@@ -251,7 +251,8 @@ class RunLink(Run):
         proc = self.venvtx("run", "--no-baseline", "--probe", "raise SystemExit(1)", "--", "sh", "-c",
                            "echo '# appended' >> '%s'; touch \"$VIRTUAL_ENV/bin/new-tool\"" % target)
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
-        self.assertIn("NOT restored: 1 file changed in place", proc.stdout)
+        self.assertIn("NOT restored: 1 path is not as before", proc.stdout)
+        self.assertIn("changed in place without a pre-image", proc.stdout)
         self.assertIn("flashinfer/__init__.py", proc.stdout)
         self.assertFalse(os.path.exists(os.path.join(self.venv, "bin", "new-tool")))
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,13 @@ enum class ChangeKind {
 struct PendingChange {
     std::filesystem::path path;  // absolute; its directory resolved (symlinks followed)
     ChangeKind kind = ChangeKind::replace;
+};
+
+// Thrown by a ChangeHandler to refuse a call outright: the caller gets EPERM (any other
+// exception gives EIO); either way the watched command has failed.
+class RefusedChange : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
 using ChangeHandler = std::function<void(const std::vector<PendingChange>&)>;

@@ -25,6 +25,9 @@ struct SubprocessSpec {
     // as long as the command or any process it started runs (see mutation_trap.hpp).
     MutationTrap* trap = nullptr;
     ChangeHandler on_change;
+    // When the child exits, kill every process it started (its group, and orphans handed to
+    // venvtx as subreaper, `setsid` ones included) and stop reading pipes they may still hold.
+    bool kill_descendants = false;
 };
 
 struct SubprocessResult {

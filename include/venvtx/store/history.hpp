@@ -49,6 +49,8 @@ struct TransactionRecord {
     std::optional<std::int64_t> undoes;
     std::optional<std::int64_t> undone_by;
     std::optional<std::string> message;
+    std::optional<bool> restored;          // set once a restore ran and was checked
+    std::vector<std::string> unrestored;   // paths that restore could not bring back
 };
 
 class History {
@@ -69,6 +71,8 @@ public:
                    const std::optional<std::string>& message = std::nullopt);
     void set_probe(std::int64_t id, const char* column, const nlohmann::json& report);
     void set_message(std::int64_t id, const std::string& message);
+    // The checked outcome of a restore: restored when `unrestored` is empty.
+    void set_restored(std::int64_t id, const std::vector<std::string>& unrestored);
     // Marks `id` committed and, atomically with it, `undoes` (if any) undone by `id`; when
     // `undoes` was itself a rollback, the transaction it had undone is committed again (redo).
     void commit(std::int64_t id, std::optional<std::int64_t> undoes);

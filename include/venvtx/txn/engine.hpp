@@ -24,8 +24,9 @@ struct TransactionPlan {
     // and may add entries and package changes.
     std::function<void(std::int64_t tx, TransactionPlan& plan, std::set<std::string>& new_objects)> apply;
     // Replaces the default restore (materialize `entries` to their before-state), e.g. to undo
-    // a command that failed halfway from what the journal holds.
-    std::function<void(std::int64_t tx)> restore;
+    // a command that failed halfway from what the journal holds. Returns the paths it could not
+    // bring back (checked).
+    std::function<std::vector<std::string>(std::int64_t tx)> restore;
     // Paths the apply changed but kept no pre-image of (written in place): a restore cannot
     // bring them back, and says so.
     std::vector<std::string> unrestorable;

@@ -22,6 +22,17 @@ struct MaterializeSources {
     // Objects this transaction created and alone refers to: renamed back (zero-copy) on their
     // last use instead of copied.
     std::set<std::string> movable;
+    // Whatever is at a journaled path is the transaction's own (a command's restore: its
+    // after-states are not known). Otherwise a node that is neither the target nor the other
+    // side's state belongs to someone else: it is left alone and the path reported.
+    bool owns_every_node = false;
+};
+
+// What a materialize did: objects renamed back, and the paths it could not bring to their
+// target state, each checked after the fact (a "restored" verdict lists none).
+struct MaterializeResult {
+    std::vector<std::string> moved;
+    std::vector<std::string> unrestored;
 };
 
 // The temporary name a file or symlink is written under before it is renamed into place.
@@ -32,10 +43,11 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path, std:
 void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>& entries, Side side,
                            const MaterializeSources& sources);
 
-// Makes every entry's path match its `side` state. Idempotent: paths already in that state are
-// left alone, so an interrupted call can simply be repeated. Returns the objects renamed back.
-std::vector<std::string> materialize(const VenvLayout& layout, ObjectStore& objects,
-                                     std::vector<Entry>& entries, Side side,
-                                     const MaterializeSources& sources);
+// Makes every entry's path match its `side` state. Idempotent: paths already in that state
+// (content compared) are left alone, so an interrupted call can simply be repeated. A path that
+// cannot be brought there (a missing pre-image, someone else's node, an I/O error) does not stop
+// the others; afterwards every path is checked against its target and the misses returned.
+MaterializeResult materialize(const VenvLayout& layout, ObjectStore& objects, std::vector<Entry>& entries,
+                              Side side, const MaterializeSources& sources);
 
 } // namespace venvtx

@@ -16,7 +16,9 @@ std::vector<std::int64_t> recover_interrupted(const Context& context, Store& sto
 // Brings every path transaction `tx` journaled back to its before-state, from what the index
 // and the store hold (pre-images in staging or adopted, paths a command added removed); the
 // transaction's state is the caller's to set. Repeatable: an interrupted call can run again.
-void restore_journaled(const Context& context, Store& store, std::int64_t tx, const std::string& kind);
+// Returns the paths that are not back (checked), including new paths nothing attributes to it.
+std::vector<std::string> restore_journaled(const Context& context, Store& store, std::int64_t tx,
+                                           const std::string& kind);
 
 // Run at the start of every mutating command: recovers, or exits 5 when recovery fails.
 void recover_before_mutating(const Context& context, Store& store);
