@@ -64,7 +64,7 @@ int finish(const Output& out, const Outcome& outcome) {
         }
         out.document(document.dump(2));
     } else if (out.json()) {
-    } else if (outcome.tx && outcome.code == ExitCode::ok && outcome.tx->state == "committed") {
+    } else if (outcome.tx && outcome.code == ExitCode::ok && outcome.tx->state == TxState::committed) {
         const auto& tx = *outcome.tx;
         std::string what = tx.undoes ? "undid tx " + std::to_string(*tx.undoes) : std::string(tx.kind);
         out.say("committed tx " + std::to_string(tx.id) + " (" + what + "): " +

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
                  "exact prior bytes when the probe fails.",
                  "venvtx");
     app.require_subcommand(1);
+    app.fallthrough(); // global options may also follow the subcommand (inherited by each)
     app.add_option("--venv", global.venv, "the venv (default: $VIRTUAL_ENV, then ./.venv)");
     app.add_option("--store", global.store, "where history and objects live (default: <venv>/.venvtx)");
     app.add_flag("--json", global.json, "one JSON document on stdout");

@@ -200,6 +200,12 @@ void Fs::symlink(const std::string& target, const stdfs::path& link) {
     check(::symlinkat(target.c_str(), parent.dir.get(), parent.leaf.c_str()), "symlink", link);
 }
 
+void Fs::mkfifo(const stdfs::path& path, mode_t mode) {
+    step("mkfifo", path);
+    ParentDir parent = parent_of(path);
+    check(::mknodat(parent.dir.get(), parent.leaf.c_str(), S_IFIFO | (mode & 07777), 0), "mkfifo", path);
+}
+
 void Fs::link(const stdfs::path& existing, const stdfs::path& new_path) {
     step("link", new_path);
     ParentDir source = parent_of(existing);

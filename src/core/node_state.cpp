@@ -42,15 +42,23 @@ NodeState node_from_stat(const std::filesystem::path& path, const struct stat& s
         }
         state.link_target.assign(buffer.data(), static_cast<size_t>(n));
     } else {
-        throw Error(ExitCode::usage, path.string() + " is neither a file, a symlink nor a directory");
+        state.type = NodeType::special;
+        state.size = 0;
+        state.link_target = S_ISFIFO(st.st_mode)   ? "fifo"
+                            : S_ISSOCK(st.st_mode) ? "socket"
+                            : S_ISCHR(st.st_mode)  ? "char"
+                                                   : "block";
     }
     return state;
 }
 
 bool same_node_state(const NodeState& a, const NodeState& b) {
-    return a.type == b.type && a.mode == b.mode &&
-           (a.type != NodeType::symlink || a.link_target == b.link_target) &&
+    return a.type == b.type && a.mode == b.mode && a.link_target == b.link_target &&
            (a.type != NodeType::file || (a.size == b.size && a.mtime_ns == b.mtime_ns));
+}
+
+bool is_leaf(NodeType type) {
+    return type == NodeType::file || type == NodeType::symlink || type == NodeType::special;
 }
 
 const char* node_type_name(NodeType type) {
@@ -63,6 +71,8 @@ const char* node_type_name(NodeType type) {
         return "symlink";
     case NodeType::dir:
         return "dir";
+    case NodeType::special:
+        return "special";
     }
     return "absent";
 }
@@ -76,6 +86,9 @@ NodeType node_type_from_name(const std::string& name) {
     }
     if (name == "dir") {
         return NodeType::dir;
+    }
+    if (name == "special") {
+        return NodeType::special;
     }
     return NodeType::absent;
 }

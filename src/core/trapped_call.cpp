@@ -78,6 +78,22 @@ public:
         return std::string(buffer, static_cast<size_t>(n));
     }
 
+    // A path the process named, as venvtx can resolve it in the process's own view: relative
+    // ones from its /proc/<pid>/cwd or /proc/<pid>/fd/N (links the kernel follows to the very
+    // directory), absolute ones below its /proc/<pid>/root (a chroot too), /proc/self its own.
+    stdfs::path in_view(int dirfd, const std::string& text) const {
+        std::string proc = "/proc/" + std::to_string(m_pid);
+        if (!text.empty() && text.front() != '/') {
+            return stdfs::path(proc + (dirfd == AT_FDCWD ? "/cwd" : "/fd/" + std::to_string(dirfd))) / text;
+        }
+        for (const std::string self : {"/proc/self", "/proc/thread-self"}) {
+            if (text == self || text.compare(0, self.size() + 1, self + "/") == 0) {
+                return proc + text.substr(self.size());
+            }
+        }
+        return proc + "/root" + text;
+    }
+
 private:
     pid_t m_pid;
     int m_mem = -1;
@@ -125,11 +141,11 @@ public:
         case SYS_truncate: named(AT_FDCWD, a[0], ChangeKind::write, true); break;
         case SYS_unlink:
         case SYS_rmdir:
-        case SYS_mkdir:
-        case SYS_mknod: named(AT_FDCWD, a[0], ChangeKind::replace, false); break;
+        case SYS_mkdir: named(AT_FDCWD, a[0], ChangeKind::replace, false); break;
+        case SYS_mknod: named(AT_FDCWD, a[0], node_kind(a[1]), false); break;
         case SYS_unlinkat:
-        case SYS_mkdirat:
-        case SYS_mknodat: named(fd(a[0]), a[1], ChangeKind::replace, false); break;
+        case SYS_mkdirat: named(fd(a[0]), a[1], ChangeKind::replace, false); break;
+        case SYS_mknodat: named(fd(a[0]), a[1], node_kind(a[2]), false); break;
         case SYS_rename:
             named(AT_FDCWD, a[0], ChangeKind::move_tree, false);
             named(AT_FDCWD, a[1], ChangeKind::replace, false);
@@ -141,10 +157,16 @@ public:
                                                                                             : ChangeKind::replace,
                   false);
             break;
-        case SYS_symlink:
-        case SYS_link: named(AT_FDCWD, a[1], ChangeKind::replace, false); break;
+        case SYS_symlink: named(AT_FDCWD, a[1], ChangeKind::replace, false); break;
+        case SYS_link:
+            named(AT_FDCWD, a[0], ChangeKind::second_name, false);
+            named(AT_FDCWD, a[1], ChangeKind::replace, false);
+            break;
         case SYS_symlinkat: named(fd(a[1]), a[2], ChangeKind::replace, false); break;
-        case SYS_linkat: named(fd(a[2]), a[3], ChangeKind::replace, false); break;
+        case SYS_linkat:
+            named(fd(a[0]), a[1], ChangeKind::second_name, (a[4] & AT_SYMLINK_FOLLOW) != 0);
+            named(fd(a[2]), a[3], ChangeKind::replace, false);
+            break;
         case SYS_chmod:
         case SYS_chown:
         case SYS_utime:
@@ -171,6 +193,12 @@ public:
 private:
     static int fd(std::uint64_t arg) { return static_cast<int>(arg); }
 
+    // mknod makes a regular file with S_IFREG (or no type); anything else is a special node.
+    static ChangeKind node_kind(std::uint64_t mode) {
+        mode_t type = static_cast<mode_t>(mode) & S_IFMT;
+        return type == 0 || type == S_IFREG ? ChangeKind::replace : ChangeKind::special;
+    }
+
     void opened(int dirfd, std::uint64_t path, std::uint64_t flags) {
         bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT)) != 0;
         if (writes) {
@@ -188,17 +216,13 @@ private:
         }
     }
 
+    // Never normalized lexically: `link/../x` is wherever the kernel will take it.
     void named(int dirfd, std::uint64_t address, ChangeKind kind, bool follow) {
         std::string text = m_view.string_at(address);
-        stdfs::path path(text);
-        if (path.is_relative()) {
-            stdfs::path base = m_view.where(dirfd);
-            if (base.empty()) {
-                return;
-            }
-            path = base / path;
+        if (text.empty()) {
+            return;
         }
-        if (auto resolved = resolve(path.lexically_normal(), follow)) {
+        if (auto resolved = resolve(m_view.in_view(dirfd, text), follow)) {
             m_changes.push_back({*resolved, kind});
         }
     }

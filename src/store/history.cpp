@@ -16,7 +16,7 @@ void bind_state(Statement& statement, int first, const NodeState& state) {
         .bind(first + 1, static_cast<std::int64_t>(state.mode))
         .bind(first + 2, static_cast<std::int64_t>(state.size))
         .bind(first + 3, state.mtime_ns);
-    if (state.type == NodeType::symlink) {
+    if (state.type == NodeType::symlink || state.type == NodeType::special) {
         statement.bind(first + 4, state.link_target);
     } else {
         statement.bind_null(first + 4);
@@ -39,8 +39,6 @@ NodeState read_state(const Statement& row, int first) {
     return state;
 }
 
-bool is_leaf(NodeType type) { return type == NodeType::file || type == NodeType::symlink; }
-
 std::optional<std::int64_t> optional_integer(const Statement& row, int column) {
     return row.is_null(column) ? std::nullopt : std::optional<std::int64_t>(row.integer(column));
 }
@@ -62,7 +60,7 @@ void History::insert_entries(std::int64_t tx, std::vector<Entry>& entries) {
         insert.bind(1, tx).bind(2, entry.path);
         bind_state(insert, 3, entry.before);
         bind_state(insert, 9, entry.after);
-        insert.bind(15, entry.progress);
+        insert.bind(15, std::string(to_string(entry.progress)));
         if (entry.owner.empty()) {
             insert.bind_null(16);
         } else {
@@ -104,16 +102,16 @@ std::int64_t History::record_aborted(const std::string& kind, const nlohmann::js
     std::vector<Entry> none;
     std::int64_t id = begin(kind, argv, packages, none);
     set_probe(id, "baseline", baseline);
-    set_state(id, "aborted", message);
+    set_state(id, TxState::aborted, message);
     return id;
 }
 
-void History::set_state(std::int64_t id, const std::string& state,
-                        const std::optional<std::string>& message) {
-    bool terminal = state != "started" && state != "applied";
+void History::set_state(std::int64_t id, TxState state, const std::optional<std::string>& message) {
+    // interrupted gets a finished_at too: it says when the attempt ended.
+    bool terminal = state != TxState::started && state != TxState::applied;
     m_db.prepare("UPDATE transactions SET state = ?, finished_at = CASE WHEN ? THEN ? ELSE "
                  "finished_at END, message = COALESCE(?, message) WHERE id = ?")
-        .bind(1, state)
+        .bind(1, std::string(to_string(state)))
         .bind(2, static_cast<std::int64_t>(terminal))
         .bind(3, utc_now_iso8601())
         .bind(4, message)
@@ -140,7 +138,7 @@ void History::set_probe(std::int64_t id, const char* column, const nlohmann::jso
 
 void History::commit(std::int64_t id, std::optional<std::int64_t> undoes) {
     SqlTransaction transaction(m_db);
-    set_state(id, "committed");
+    set_state(id, TxState::committed);
     if (undoes) {
         // Undoing a rollback redoes what it had undone: that transaction is live again.
         m_db.prepare("UPDATE transactions SET state = 'committed', undone_by = NULL WHERE id = "
@@ -168,7 +166,7 @@ void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
     for (const auto& entry : entries) {
         update.bind(1, entry.before.object.empty() ? std::nullopt : std::optional(entry.before.object))
             .bind(2, entry.after.object.empty() ? std::nullopt : std::optional(entry.after.object))
-            .bind(3, entry.progress)
+            .bind(3, std::string(to_string(entry.progress)))
             .bind(4, std::string(node_type_name(entry.before.type)))
             .bind(5, static_cast<std::int64_t>(entry.before.size))
             .bind(6, entry.id)
@@ -201,7 +199,7 @@ void History::finish_snapshot(std::int64_t tx, const std::vector<std::int64_t>& 
     for (const auto& entry : changed) {
         bind_state(update, 1, entry.after);
         update.bind(7, entry.before.object.empty() ? std::nullopt : std::optional(entry.before.object))
-            .bind(8, entry.progress)
+            .bind(8, std::string(to_string(entry.progress)))
             .bind(9, entry.id)
             .run();
     }
@@ -259,7 +257,7 @@ TransactionRecord History::read_transaction(Statement& row) {
     TransactionRecord record;
     record.id = row.integer(0);
     record.kind = row.text(1);
-    record.state = row.text(2);
+    record.state = tx_state_from(row.text(2)).value_or(TxState::interrupted);
     record.started_at = row.text(3);
     record.finished_at = row.optional_text(4);
     record.argv = nlohmann::json::parse(row.text(5));
@@ -329,7 +327,7 @@ std::vector<Entry> History::entries(std::int64_t tx) {
         entry.path = query.text(1);
         entry.before = read_state(query, 2);
         entry.after = read_state(query, 8);
-        entry.progress = query.text(14);
+        entry.progress = entry_progress_from(query.text(14));
         entry.owner = query.text(15);
         entries.push_back(std::move(entry));
     }

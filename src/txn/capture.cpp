@@ -17,10 +17,10 @@ namespace stdfs = std::filesystem;
 namespace {
 
 // A file is always captured when the transaction touches its path (its content is not hashed
-// before the move); a symlink only when its target changes.
+// before the move); a symlink or special node only when it changes (the index holds all of it).
 bool changes_leaf(const Entry& entry) {
-    if (entry.before.type == NodeType::symlink) {
-        return entry.after.type != NodeType::symlink || entry.after.link_target != entry.before.link_target;
+    if (entry.before.type == NodeType::symlink || entry.before.type == NodeType::special) {
+        return entry.after.type != entry.before.type || entry.after.link_target != entry.before.link_target;
     }
     return entry.before.type == NodeType::file;
 }
@@ -58,7 +58,7 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
             entry.before = NodeState{}; // removed by someone else since the plan: nothing to keep
             continue;
         }
-        entry.progress = "captured";
+        entry.progress = EntryProgress::captured;
         if (entry.before.type == NodeType::file) {
             keep_private(staging / std::to_string(entry.id), entry.before.mode);
             staged_files.push_back(&entry);
@@ -67,7 +67,7 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
     for (Entry* entry : dirs_deepest_first(entries)) {
         if (entry->before.type == NodeType::dir && entry->after.type == NodeType::absent) {
             fs.rmdir(layout.root / entry->path);
-            entry->progress = "captured";
+            entry->progress = EntryProgress::captured;
         }
     }
     std::vector<stdfs::path> paths;
@@ -85,8 +85,9 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
         }
     }
     for (auto& entry : entries) {
-        if (entry.before.type == NodeType::symlink && entry.progress == "captured") {
-            fs.unlink(staging / std::to_string(entry.id)); // the index holds its target
+        bool described = entry.before.type == NodeType::symlink || entry.before.type == NodeType::special;
+        if (described && entry.progress == EntryProgress::captured) {
+            fs.unlink(staging / std::to_string(entry.id)); // the index holds all of it
         }
     }
     return result;
@@ -95,7 +96,7 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
 void adopt_captured(ObjectStore& objects, std::int64_t tx, const std::vector<Entry>& entries) {
     stdfs::path staging = objects.staging_dir(tx);
     for (const auto& entry : entries) {
-        if (entry.progress == "captured" && entry.before.type == NodeType::file) {
+        if (entry.progress == EntryProgress::captured && entry.before.type == NodeType::file) {
             objects.adopt(staging / std::to_string(entry.id), entry.before.object);
         }
     }

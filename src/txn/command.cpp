@@ -271,7 +271,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
             entry.path = path;
             entry.before = state;
             entry.after = state;
-            entry.progress = "snapshot";
+            entry.progress = EntryProgress::snapshot;
             plan.entries.push_back(std::move(entry));
         }
         inodes = std::move(snapshot.inodes);

@@ -20,6 +20,8 @@ std::string describe(const NodeState& state) {
         return "a symlink to " + state.link_target;
     case NodeType::file:
         return "a file of " + std::to_string(state.size) + " bytes";
+    case NodeType::special:
+        return "a " + state.link_target + " node";
     }
     return "?";
 }
@@ -36,7 +38,8 @@ std::string difference(const std::filesystem::path& full, const NodeState& curre
     if (current.mode != expected.mode) {
         return describe(current) + " whose mode changed";
     }
-    if (current.type == NodeType::symlink && current.link_target != expected.link_target) {
+    if ((current.type == NodeType::symlink || current.type == NodeType::special) &&
+        current.link_target != expected.link_target) {
         return describe(current) + " (was to " + expected.link_target + ")";
     }
     if (current.type != NodeType::file) {

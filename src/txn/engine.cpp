@@ -80,7 +80,7 @@ public:
                 throw;
             }
             restore(error.what());
-            history.set_state(m_tx, "aborted", error.what());
+            history.set_state(m_tx, TxState::aborted, error.what());
             throw Error(error.code(), std::string(error.what()) + " (" + restore_verdict() + ", tx " +
                                           std::to_string(m_tx) + " aborted)");
         }
@@ -111,7 +111,7 @@ private:
             say_probe(m_context.out, "probe", after);
             if (!after.passed) {
                 restore("probe failed");
-                history.set_state(m_tx, "rolled_back", "probe failed: " + after.error.value_or(""));
+                history.set_state(m_tx, TxState::rolled_back, "probe failed: " + after.error.value_or(""));
                 m_context.out.verdict(restore_verdict() + " (tx " + std::to_string(m_tx) + " rolled back)");
                 return {ExitCode::probe_failed, history.find(m_tx)};
             }
@@ -140,10 +140,10 @@ private:
                                                         (applied.unrestored.size() > 1 ? " (and others)" : ""));
                 }
             }
-            m_store.history().set_state(m_tx, "applied");
+            m_store.history().set_state(m_tx, TxState::applied);
         } catch (const Error& error) {
             restore(error.what());
-            m_store.history().set_state(m_tx, "aborted", error.what());
+            m_store.history().set_state(m_tx, TxState::aborted, error.what());
             throw Error(error.code(), std::string(error.what()) + " (" + restore_verdict() + ", tx " +
                                           std::to_string(m_tx) + " aborted)");
         }
@@ -170,7 +170,7 @@ private:
             m_store.history().set_restored(m_tx, m_unrestored);
             remove_staging();
         } catch (const Error& error) {
-            m_store.history().set_state(m_tx, "interrupted", reason + "; restore failed: " + error.what());
+            m_store.history().set_state(m_tx, TxState::interrupted, reason + "; restore failed: " + error.what());
             throw Error(ExitCode::internal, "restore after '" + reason + "' failed: " + error.what() +
                                                 "; run `venvtx recover`");
         }

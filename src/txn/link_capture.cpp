@@ -60,7 +60,7 @@ public:
                 continue;
             }
             entry.after = now_state;
-            entry.progress = entry.before.type == NodeType::file ? "captured" : "applied";
+            entry.progress = entry.before.type == NodeType::file ? EntryProgress::captured : EntryProgress::applied;
             diff.changed.push_back(entry);
         }
         for (const auto& [path, state] : after.states) {
@@ -68,7 +68,7 @@ public:
                 Entry entry;
                 entry.path = path;
                 entry.after = state;
-                entry.progress = "applied";
+                entry.progress = EntryProgress::applied;
                 diff.added.push_back(entry);
             }
         }

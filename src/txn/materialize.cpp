@@ -21,15 +21,13 @@ const NodeState& target_of(const Entry& entry, Side side) {
     return side == Side::before ? entry.before : entry.after;
 }
 
-bool is_leaf(NodeType type) { return type == NodeType::file || type == NodeType::symlink; }
-
 // The path already holds the target: same type, mode and link target, and for files the same
 // size and content (hashed: size and mtime prove nothing after someone else's edit).
 bool already_there(const stdfs::path& path, const NodeState& current, const NodeState& target) {
     if (current.type != target.type || (current.type != NodeType::absent && current.mode != target.mode)) {
         return false;
     }
-    if (target.type == NodeType::symlink) {
+    if (target.type == NodeType::symlink || target.type == NodeType::special) {
         return current.link_target == target.link_target;
     }
     if (target.type != NodeType::file) {
@@ -38,8 +36,10 @@ bool already_there(const stdfs::path& path, const NodeState& current, const Node
     return current.size == target.size && !target.object.empty() && sha256_file(path).hex == target.object;
 }
 
-// `current` is what the other side left: the transaction's own node, safe to replace.
-bool is_state(const NodeState& current, const NodeState& expected) {
+// `current` is what the other side left: the transaction's own node, safe to replace. A file
+// is known by its content where the index has its hash (a placed file whose mtime was not yet
+// set back when venvtx was killed is still the transaction's), else by size and mtime.
+bool is_state(const stdfs::path& path, const NodeState& current, const NodeState& expected) {
     if (current.type != expected.type) {
         return false;
     }
@@ -48,9 +48,14 @@ bool is_state(const NodeState& current, const NodeState& expected) {
     case NodeType::dir:
         return true;
     case NodeType::symlink:
+    case NodeType::special:
         return current.link_target == expected.link_target;
     case NodeType::file:
-        return current.size == expected.size && current.mtime_ns == expected.mtime_ns;
+        if (current.size != expected.size) {
+            return false;
+        }
+        return expected.object.empty() ? current.mtime_ns == expected.mtime_ns
+                                       : sha256_file(path).hex == expected.object;
     }
     return false;
 }
@@ -125,13 +130,14 @@ private:
     bool foreign(const Entry& entry, const NodeState& current) {
         const NodeState& target = target_of(entry, m_side);
         const NodeState& other = m_side == Side::before ? entry.after : entry.before;
-        if (m_sources.owns_every_node || current.type == NodeType::absent || is_state(current, other)) {
+        stdfs::path path = m_layout.root / entry.path;
+        if (m_sources.owns_every_node || current.type == NodeType::absent || is_state(path, current, other)) {
             return false; // nothing there (a capture moved it away), or what the transaction left
         }
         if (current.type == target.type && !is_leaf(target.type)) {
             return false;
         }
-        if (is_leaf(target.type) && already_there(m_layout.root / entry.path, current, target)) {
+        if (is_leaf(target.type) && already_there(path, current, target)) {
             return false;
         }
         m_unrestored.insert(entry.path);
@@ -195,6 +201,16 @@ private:
         if (target.type == NodeType::symlink) {
             stdfs::path temporary = temporary_path_for(path, entry.id);
             fs.symlink(target.link_target, temporary);
+            fs.rename(temporary, path);
+            return;
+        }
+        if (target.type == NodeType::special) {
+            if (target.link_target != "fifo") {
+                m_unrestored.insert(entry.path); // a socket or device cannot be made again from the index
+                return;
+            }
+            stdfs::path temporary = temporary_path_for(path, entry.id);
+            fs.mkfifo(temporary, target.mode);
             fs.rename(temporary, path);
             return;
         }

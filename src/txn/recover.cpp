@@ -59,7 +59,7 @@ void add_new_trees(const VenvLayout& layout, const stdfs::path& store_root, std:
     }
     std::vector<Entry> below;
     for (auto& entry : entries) {
-        if (entry.progress != "touched" || entry.before.type != NodeType::absent) {
+        if (entry.progress != EntryProgress::touched || entry.before.type != NodeType::absent) {
             continue;
         }
         entry.after = observe_node(layout.root / entry.path); // a directory now: removed deepest first
@@ -81,8 +81,8 @@ void add_new_trees(const VenvLayout& layout, const stdfs::path& store_root, std:
 std::vector<std::string> recover_one(const Context& context, Store& store, const TransactionRecord& record) {
     std::vector<std::string> unrestored = restore_journaled(context, store, record.id, record.kind);
     store.history().set_restored(record.id, unrestored);
-    store.history().set_state(record.id, "rolled_back",
-                              "interrupted while " + record.state +
+    store.history().set_state(record.id, TxState::rolled_back,
+                              std::string("interrupted while ") + to_string(record.state) +
                                   (unrestored.empty() ? "; recovered to the state before it"
                                                       : "; recovered, but " + std::to_string(unrestored.size()) +
                                                             " path(s) differ from before"));
@@ -107,7 +107,7 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
     remove_temporaries(context.layout, entries);
     bool command = kind == "install" || kind == "run";
     std::vector<std::string> unknown;
-    if (command && !entries.empty() && entries.front().progress == "snapshot") {
+    if (command && !entries.empty() && entries.front().progress == EntryProgress::snapshot) {
         unknown = unknown_paths(context, store, entries);
     }
     if (command) {

@@ -104,7 +104,7 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
     };
     return {{"id", record.id},
             {"kind", record.kind},
-            {"state", record.state},
+            {"state", to_string(record.state)},
             {"started_at", record.started_at},
             {"finished_at", optional_json(record.finished_at)},
             {"argv", record.argv},
@@ -126,7 +126,7 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
 std::string transaction_line(const TransactionRecord& record) {
     char head[96];
     std::snprintf(head, sizeof head, "%4lld  %-11s  %-8s  %s ", static_cast<long long>(record.id),
-                  record.state.c_str(), record.kind.c_str(), record.started_at.c_str());
+                  to_string(record.state), record.kind.c_str(), record.started_at.c_str());
     std::string line = head;
     std::string names;
     for (const auto& change : record.packages) {
@@ -143,7 +143,7 @@ std::string transaction_line(const TransactionRecord& record) {
 }
 
 std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries) {
-    std::string text = "tx " + std::to_string(record.id) + ": " + record.kind + ", " + record.state +
+    std::string text = "tx " + std::to_string(record.id) + ": " + record.kind + ", " + to_string(record.state) +
                        "\n  started  " + record.started_at + "\n  finished " +
                        record.finished_at.value_or("-") + "\n  command  ";
     for (const auto& arg : record.argv) {

@@ -47,7 +47,7 @@ std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& opti
         throw usage_error("no transaction " + std::to_string(*options.to));
     }
     for (const auto& record : store.history().list(std::nullopt)) {
-        if (record.id > *options.to && record.state == "committed" && !record.undone_by &&
+        if (record.id > *options.to && record.state == TxState::committed && !record.undone_by &&
             record.kind != "rollback") {
             found.push_back(record);
         }

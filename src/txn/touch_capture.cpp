@@ -3,6 +3,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/mutation_trap.hpp"
+#include "venvtx/core/sha256.hpp"
 #include "venvtx/txn/command_capture.hpp"
 
 #include <cerrno>
@@ -51,16 +52,18 @@ public:
             struct stat st {};
             stdfs::path full = m_target.layout.root / path;
             NodeState now = ::lstat(full.c_str(), &st) == 0 ? node_from_stat(full, st) : NodeState{};
-            bool kept_inode = entry.before.type == NodeType::file && now.type == NodeType::file &&
-                              touched.inode.inode == st.st_ino && touched.inode.device == st.st_dev;
-            if (same_node_state(entry.before, now) && (entry.before.type != NodeType::file || kept_inode)) {
+            bool kept_inode = now.type != NodeType::absent && touched.inode.inode == st.st_ino &&
+                              touched.inode.device == st.st_dev;
+            bool has_inode = entry.before.type == NodeType::file || entry.before.type == NodeType::dir;
+            if (same_node_state(entry.before, now) && (!has_inode || kept_inode) && same_content(touched, full)) {
                 diff.unchanged.push_back(entry.id);
                 continue;
             }
             entry.after = now;
-            entry.progress = entry.before.type == NodeType::file ? "captured" : "applied";
+            entry.progress = entry.before.type == NodeType::file ? EntryProgress::captured : EntryProgress::applied;
             diff.changed.push_back(entry);
-            if (entry.before.type == NodeType::absent && now.type == NodeType::dir) {
+            bool replaced_dir = entry.before.type == NodeType::dir && now.type == NodeType::dir && !kept_inode;
+            if ((entry.before.type == NodeType::absent || replaced_dir) && now.type == NodeType::dir) {
                 add_tree(path, diff.added); // renamed into place whole: its contents are new too
             }
         }
@@ -73,6 +76,16 @@ public:
     }
 
 private:
+    // A file opened for writing keeps a copy as its pre-image: a rewrite that kept its size and
+    // mtime is still a change, so the bytes decide.
+    bool same_content(const Touched& touched, const stdfs::path& full) const {
+        if (!touched.copied || touched.entry.before.type != NodeType::file) {
+            return true;
+        }
+        stdfs::path staged = m_target.staging / std::to_string(touched.entry.id);
+        return sha256_file(staged).hex == sha256_file(full).hex;
+    }
+
     // Once a pre-image could not be kept, the transaction will be undone: the venv must not
     // change any further (the command's other files, its temporaries, are its own business).
     void on_change(const std::vector<PendingChange>& changes) {
@@ -86,17 +99,25 @@ private:
 
     void capture(const std::vector<PendingChange>& changes) {
         std::vector<Touched> fresh;
-        for (const auto& change : changes) {
+        for (std::size_t i = 0; i < changes.size(); ++i) {
+            const PendingChange& change = changes[i];
             refuse_history_changes(change.path);
+            if (change.kind == ChangeKind::write) {
+                copy_before_write(change.path); // wherever it is now: moved out of the venv too
+            }
             auto rel = venv_relative(change.path);
+            if (change.kind == ChangeKind::second_name) {
+                refuse_outside_name(rel, i + 1 < changes.size() ? changes[i + 1].path : stdfs::path());
+                continue;
+            }
+            if (change.kind == ChangeKind::special && rel) {
+                throw RefusedChange("the command tried to make a device, fifo or whiteout node in the venv: " + *rel);
+            }
             if (!rel) {
                 continue;
             }
             if (m_failed) {
                 throw Error(ExitCode::internal, "refused after an earlier failure: " + *rel);
-            }
-            if (change.kind == ChangeKind::write) {
-                copy_before_write(change.path);
             }
             if (m_touched.count(*rel) == 0 && !below_new_directory(*rel)) {
                 observe(*rel, change.kind, fresh);
@@ -134,6 +155,14 @@ private:
         }
     }
 
+    // A hard link outside the venv to a venv file would let anything change it unseen.
+    void refuse_outside_name(const std::optional<std::string>& source, const stdfs::path& new_name) const {
+        if (source && !new_name.empty() && !venv_relative(new_name)) {
+            throw RefusedChange("the command tried to give the venv file " + *source +
+                                " a second name outside the venv (" + new_name.string() + ")");
+        }
+    }
+
     // The venv-relative path, or nothing for a path outside the venv, in the store, or .lock.
     std::optional<std::string> venv_relative(const stdfs::path& path) const {
         std::string text = path.string();
@@ -168,7 +197,7 @@ private:
         struct stat st {};
         Touched touched;
         touched.entry.path = rel;
-        touched.entry.progress = "touched";
+        touched.entry.progress = EntryProgress::touched;
         if (::lstat(full.c_str(), &st) == 0) {
             touched.entry.before = node_from_stat(full, st);
             touched.inode = {st.st_dev, st.st_ino};
@@ -184,7 +213,7 @@ private:
                 if (m_touched.count(path) == 0) {
                     Touched child;
                     child.entry.path = path;
-                    child.entry.progress = "touched";
+                    child.entry.progress = EntryProgress::touched;
                     child.entry.before = state;
                     child.entry.after = state;
                     auto inode = below.inodes.find(path);
@@ -239,7 +268,7 @@ private:
                 Entry entry;
                 entry.path = path;
                 entry.after = state;
-                entry.progress = "applied";
+                entry.progress = EntryProgress::applied;
                 added.push_back(entry);
             }
         }

@@ -88,7 +88,7 @@ TEST_SUITE("History") {
         entries[1].before = state(NodeType::symlink, 0777, 13, -5, "libfoo.so.1.2.3");
         entries[2].path = "lib/python3.11/site-packages/pkg";
         entries[2].before = state(NodeType::dir, 0750, 0, 1000000001);
-        entries[2].progress = "captured";
+        entries[2].progress = venvtx::EntryProgress::captured;
         const std::vector<PackageChange> packages = {{"pkg", "1.0", std::nullopt}};
         const nlohmann::json argv = {"venvtx", "remove", "pkg"};
 
@@ -112,7 +112,7 @@ TEST_SUITE("History") {
         auto record = history.find(tx);
         REQUIRE(record.has_value());
         CHECK(record->kind == "remove");
-        CHECK(record->state == "started");
+        CHECK(record->state == venvtx::TxState::started);
         CHECK(record->argv == argv);
         REQUIRE(record->packages.size() == 1);
         CHECK(record->packages[0].name == "pkg");

@@ -41,6 +41,7 @@ public:
     // Removes `path` and, for a directory, everything below it, never following a symlink.
     void remove_tree(const stdfs::path& path);
     void symlink(const std::string& target, const stdfs::path& link);
+    void mkfifo(const stdfs::path& path, mode_t mode);
     void link(const stdfs::path& existing, const stdfs::path& new_path);
     // link(), or where the two are on different filesystems, a copy with `mode`.
     void link_or_copy(const stdfs::path& existing, const stdfs::path& new_path, mode_t mode);

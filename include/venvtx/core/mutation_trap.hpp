@@ -19,7 +19,9 @@ namespace venvtx {
 enum class ChangeKind {
     replace,  // unlinked, renamed over, created or re-attributed: a hard link keeps the old bytes
     write,    // opened for writing or truncated: the old bytes change in place, only a copy keeps them
-    move_tree // renamed away: everything below it moves too
+    move_tree,   // renamed away: everything below it moves too
+    second_name, // the existing file a link() names: the next change is its new name
+    special      // a device, fifo or whiteout about to be made (mknod)
 };
 
 struct PendingChange {

@@ -3,6 +3,8 @@
 
 #include "venvtx/core/node_state.hpp"
 #include "venvtx/store/database.hpp"
+#include "venvtx/store/entry_progress.hpp"
+#include "venvtx/store/transaction_state.hpp"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -24,7 +26,7 @@ struct Entry {
     std::string path;  // venv-relative
     NodeState before;
     NodeState after;
-    std::string progress = "planned";
+    EntryProgress progress = EntryProgress::planned;
     std::string owner;  // the distribution the path belonged to, when known
 };
 
@@ -38,7 +40,7 @@ struct FileSummary {
 struct TransactionRecord {
     std::int64_t id = 0;
     std::string kind;
-    std::string state;
+    TxState state = TxState::started;
     std::string started_at;
     std::optional<std::string> finished_at;
     nlohmann::json argv = nlohmann::json::array();
@@ -67,7 +69,7 @@ public:
                                 const std::vector<PackageChange>& packages,
                                 const nlohmann::json& baseline, const std::string& message);
 
-    void set_state(std::int64_t id, const std::string& state,
+    void set_state(std::int64_t id, TxState state,
                    const std::optional<std::string>& message = std::nullopt);
     void set_probe(std::int64_t id, const char* column, const nlohmann::json& report);
     void set_message(std::int64_t id, const std::string& message);

@@ -1,0 +1,759 @@
+"""Model-based test: random sequences of venvtx operations (remove, install, run, rollback,
+rollback --to, rollback --redo), changes made behind venvtx's back with plain pip, and kill -9
+at a random mutating step (VENVTX_FAILPOINT) followed by `venvtx recover`, against a real venv.
+After every step the venv's tree (support.tree_hash, normalised for the venv's own path) and
+`venvtx --json log` must be what a small pure-Python model says they should be.
+
+The model knows which version of each of three test distributions (alpha, beta, gamma) is
+installed and the list of transactions (id, kind, state, undone_by, what each changed). The tree
+it expects is computed, not recorded: the base venv plus, for every installed distribution, the
+files that a clean pip install of that version adds (measured once per process). Its rules:
+`rollback` undoes the newest committed, not undone, non-rollback transaction; `--to T` every
+such one after T, newest first, each as its own rollback; `--redo` undoes the newest committed,
+not undone rollback that undid a non-rollback transaction (a redo is not itself redoable). A
+rollback or redo whose distributions no longer are what the undone transaction left (drift) is
+refused before anything changes, exit 6, for the whole command; where pip rewrote the same
+version outside venvtx, refusing and proceeding are both accepted. A kill leaves exactly the
+before-state (the transaction rolled back, or never journaled) or the after-state (committed).
+
+The steps of a sequence are drawn as it goes from its seed and the state the model is in, so a
+failure names a seed that reproduces it with the same binary, and the exact step list, which
+VENVTX_MODEL_REPLAY runs again. Each sequence has its own temp dir, kept when it fails.
+
+Environment: VENVTX_MODEL_SEQUENCES (default 300), VENVTX_MODEL_JOBS (worker threads, default 2),
+VENVTX_MODEL_SEED (run just that seed), VENVTX_MODEL_REPLAY (a JSON list of steps, as a failure
+prints them: replays exactly those steps).
+"""
+import base64
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import unittest
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+
+from support import VENVTX, tree_diff, tree_hash
+
+PACKAGES = ("alpha", "beta", "gamma")
+VERSIONS = ("1.0", "2.0", "3.0")
+BAD_VERSION = "9.0"  # no wheel has it: pip fails, venvtx aborts the transaction
+KILLED = -9
+MAX_FAILPOINT = 36  # the operations here took 16..31 mutating steps: most kills land, some finish
+
+
+# ---------------------------------------------------------------------------------------------
+# Wheels and the template venv (once per process)
+
+def package_contents(name, version):
+    """(files, scripts, data, console scripts) of one test wheel; deterministic bytes."""
+    major = int(version.split(".")[0])
+    files, scripts, data, console = {}, {}, {}, {}
+    files["%s/__init__.py" % name] = "VERSION = %r\n" % version
+    if name == "alpha":
+        if major <= 2:
+            files["alpha/core.py"] = "def f():\n    return 'core %s'\n" % version
+        if major >= 2:
+            files["alpha/extra.py"] = "EXTRA = %d\n" % major
+        if major == 3:
+            files["alpha/sub/__init__.py"] = ""
+            files["alpha/sub/deep.py"] = "DEEP = True\n"
+        # A script copied as is (no '#!python' to rewrite): the same bytes in every venv.
+        scripts["alpha-tool"] = "#!/bin/sh\necho alpha %s\n" % version
+    elif name == "beta":
+        files["beta/util.py"] = "def util():\n    return 42\n"  # the same bytes in every version
+        if major == 2:
+            data["share/beta/notes.txt"] = "beta notes %s\n" % version
+        if major == 3:
+            files["beta/run.sh"] = ("#!/bin/sh\necho beta 3\n", 0o755)
+    elif name == "gamma":
+        files["gamma/__init__.py"] = "VERSION = %r\n\n\ndef main():\n    print(VERSION)\n" % version
+        blob = b"".join(hashlib.sha256(("gamma %s %d" % (version, i)).encode()).digest()
+                        for i in range(1024 * major))
+        files["gamma/blob.bin"] = blob
+        if major >= 2:
+            # pip writes this script with the venv's own interpreter in its shebang: the state
+            # hash below normalises the venv's path (gamma 1.0, in the template, has none).
+            console["gamma-cli"] = "gamma:main"
+    return files, scripts, data, console
+
+
+def _record_hash(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def write_wheel(wheel_dir, name, version):
+    files, scripts, data, console = package_contents(name, version)
+    dist_info = "%s-%s.dist-info" % (name, version)
+    entries = []
+    for path, content in files.items():
+        content, mode = content if isinstance(content, tuple) else (content, 0o644)
+        entries.append((path, content, mode))
+    for path, content in scripts.items():
+        entries.append(("%s-%s.data/scripts/%s" % (name, version, path), content, 0o755))
+    for path, content in data.items():
+        entries.append(("%s-%s.data/data/%s" % (name, version, path), content, 0o644))
+    entries.append((dist_info + "/METADATA", "Metadata-Version: 2.1\nName: %s\nVersion: %s\n"
+                    "Summary: venvtx model-test fixture\n" % (name, version), 0o644))
+    entries.append((dist_info + "/WHEEL", "Wheel-Version: 1.0\nGenerator: venvtx-model-test\n"
+                    "Root-Is-Purelib: true\nTag: py3-none-any\n", 0o644))
+    if console:
+        entries.append((dist_info + "/entry_points.txt", "[console_scripts]\n" +
+                        "".join("%s = %s\n" % item for item in console.items()), 0o644))
+    record = []
+    path = os.path.join(wheel_dir, "%s-%s-py3-none-any.whl" % (name, version))
+    with zipfile.ZipFile(path, "w") as zf:
+        for arcname, content, mode in entries:
+            content = content.encode() if isinstance(content, str) else content
+            info = zipfile.ZipInfo(arcname, date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, content)
+            record.append("%s,%s,%d" % (arcname, _record_hash(content), len(content)))
+        record.append(dist_info + "/RECORD,,")
+        info = zipfile.ZipInfo(dist_info + "/RECORD", date_time=(2020, 1, 1, 0, 0, 0))
+        info.external_attr = 0o100644 << 16
+        zf.writestr(info, "\n".join(record) + "\n")
+
+
+def clean_env():
+    """This machine's pip settings (PIP_FIND_LINKS and the like) are not the test's."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PIP_", "VENVTX_")) and k not in ("VIRTUAL_ENV", "PYTHONHOME")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+               PIP_NO_INPUT="1", PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+RECORD_BIN_LINE = re.compile(rb"^(\.\./\.\./\.\./bin/[^,\n]*),[^,\n]*,[^,\n]*$", re.M)
+
+
+def venv_state(root, template=None):
+    """support.tree_hash, with the one thing that depends on where the venv lies normalised:
+    scripts pip generates name the venv's interpreter (bin/*), and RECORD holds their hashes.
+    A copy keeps the template's path in the scripts it was copied with: that is normalised too."""
+    tree = tree_hash(root)
+    spellings = {os.path.abspath(root).encode(), os.path.realpath(root).encode()}
+    if template:
+        spellings |= {os.path.abspath(template).encode(), os.path.realpath(template).encode()}
+    spellings = sorted(spellings, key=len, reverse=True)
+    for rel, (kind, mode, _size, _digest) in list(tree.items()):
+        if kind != "file" or not (rel.startswith("bin" + os.sep) or rel.endswith(".dist-info/RECORD")):
+            continue
+        with open(os.path.join(root, rel), "rb") as f:
+            content = f.read()
+        for spelling in spellings:
+            content = content.replace(spelling, b"<VENV>")
+        if rel.endswith("RECORD"):
+            content = RECORD_BIN_LINE.sub(rb"\1,<hash>,<size>", content)
+        tree[rel] = ("file", mode, len(content), hashlib.sha256(content).hexdigest())
+    return tree
+
+
+def pip(venv, *args, env):
+    return subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+class Fixture:
+    """Wheels, the template venv (base + alpha/beta/gamma 1.0, real pip), the base tree and the
+    subtree each (distribution, version) adds to it."""
+
+    def __init__(self):
+        self.root = tempfile.mkdtemp(prefix="venvtx-model-template-")
+        self.wheels = os.path.join(self.root, "wheels")
+        os.mkdir(self.wheels)
+        for name in PACKAGES:
+            for version in VERSIONS:
+                write_wheel(self.wheels, name, version)
+        env = clean_env()
+        self.env = env
+        self.template = os.path.join(self.root, "venv")
+        subprocess.run([sys.executable, "-m", "venv", self.template], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+        # setuptools and pip are a thousand files that every copy and every hash would carry for
+        # nothing: setuptools goes, pip moves out of the venv and stays importable through a .pth
+        # file, so `<venv>/bin/python -m pip` (what venvtx runs) is still the venv's own pip.
+        pip(self.template, "uninstall", "-y", "-q", "setuptools", env=env)
+        site = self.site_packages(self.template)
+        for leftover in ("_distutils_hack", "distutils-precedence.pth"):
+            path = os.path.join(site, leftover)
+            shutil.rmtree(path) if os.path.isdir(path) else (os.path.exists(path) and os.unlink(path))
+        self.pip_lib = os.path.join(self.root, "pip-lib")
+        os.mkdir(self.pip_lib)
+        for entry in os.listdir(site):
+            if entry == "pip" or (entry.startswith("pip-") and entry.endswith(".dist-info")):
+                shutil.move(os.path.join(site, entry), os.path.join(self.pip_lib, entry))
+        for entry in os.listdir(os.path.join(self.template, "bin")):
+            if re.fullmatch(r"pip[0-9.]*", entry):
+                os.unlink(os.path.join(self.template, "bin", entry))
+        with open(os.path.join(site, "venvtx-model-pip.pth"), "w") as f:
+            f.write(self.pip_lib + "\n")
+        # share/ exists before any test wheel puts data there, so no distribution's removal
+        # depends on who deletes a directory it leaves empty (pip leaves share/, venvtx not).
+        os.makedirs(os.path.join(self.template, "share"))
+        with open(os.path.join(self.template, "share", "venvtx-model.txt"), "w") as f:
+            f.write("base venv of test_model\n")
+        base_venv = os.path.join(self.root, "base")
+        subprocess.run(["cp", "-a", self.template, base_venv], check=True)
+        self.base = venv_state(base_venv, self.template)
+
+        def subtree(pair):
+            name, version = pair
+            scratch = os.path.join(self.root, "scratch-%s-%s" % pair)
+            subprocess.run(["cp", "-a", base_venv, scratch], check=True)
+            self.pip_ok(scratch, "install", *self.pip_args("%s==%s" % pair))
+            tree = venv_state(scratch, self.template)
+            missing = [p for p in self.base if p not in tree]
+            assert not missing, "installing %s %s removed %s" % (name, version, missing)
+            shutil.rmtree(scratch)
+            return pair, {p: h for p, h in tree.items() if self.base.get(p) != h}
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            self.subtrees = dict(pool.map(subtree, [(n, v) for n in PACKAGES for v in VERSIONS]))
+        shutil.rmtree(base_venv)
+        self.pip_ok(self.template, "install", *self.pip_args(*("%s==1.0" % n for n in PACKAGES)))
+        self.check_expected_tree()
+        self._expected = {}
+        self._lock = threading.Lock()
+
+    def check_expected_tree(self):
+        """The computed tree of the template's state is its real tree, and installs are repeatable."""
+        initial = {name: "1.0" for name in PACKAGES}
+        actual = venv_state(self.template, self.template)
+        expected = self.expected_tree(initial, cache=False)
+        assert expected == actual, "computed template tree differs:\n" + tree_diff(expected, actual)
+
+    @staticmethod
+    def site_packages(venv):
+        lib = os.path.join(venv, "lib")
+        return [os.path.join(lib, d, "site-packages") for d in os.listdir(lib) if d.startswith("python")][0]
+
+    def pip_args(self, *specs):
+        return ["-q", *specs, "--no-index", "--find-links", self.wheels, "--no-compile"]
+
+    def pip_ok(self, venv, *args):
+        proc = pip(venv, *args, env=self.env)
+        assert proc.returncode == 0, "pip %s: %s%s" % (" ".join(args), proc.stdout, proc.stderr)
+
+    def expected_tree(self, installed, cache=True):
+        key = tuple(sorted(installed.items()))
+        if cache:
+            with self._lock:
+                if key in self._expected:
+                    return self._expected[key]
+        tree = dict(self.base)
+        for name, version in installed.items():
+            tree.update(self.subtrees[name, version])
+        if cache:
+            with self._lock:
+                self._expected[key] = tree
+        return tree
+
+    def cleanup(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+_fixture = None
+_fixture_lock = threading.Lock()
+
+
+def fixture():
+    global _fixture
+    with _fixture_lock:
+        if _fixture is None:
+            _fixture = Fixture()
+        return _fixture
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+
+COMPARED_PACKAGES = ("committed", "undone")  # what a failed or refused transaction records is not modelled
+
+
+class Tx:
+    """`stamp`: how often each distribution had been changed outside venvtx when this
+    transaction's after-state was last made by venvtx (committed, or redone)."""
+    __slots__ = ("id", "kind", "state", "undone_by", "undoes", "packages", "stamp")
+
+    def __init__(self, id, kind, state, undone_by=None, undoes=None, packages=None, stamp=()):
+        self.id, self.kind, self.state = id, kind, state
+        self.undone_by, self.undoes, self.packages, self.stamp = undone_by, undoes, packages, stamp
+
+    def copy(self):
+        return Tx(self.id, self.kind, self.state, self.undone_by, self.undoes, self.packages, self.stamp)
+
+
+class Model:
+    """installed: {distribution: version}; txs: the transactions, oldest first; touched: how
+    often each distribution was changed outside venvtx."""
+
+    def __init__(self, installed, txs=(), touched=()):
+        self.installed = dict(installed)
+        self.txs = [t.copy() for t in txs]
+        self.touched = dict(touched)
+
+    def copy(self):
+        return Model(self.installed, self.txs, self.touched)
+
+    def next_id(self):
+        return max((t.id for t in self.txs), default=0) + 1
+
+    def tx(self, id):
+        return next(t for t in self.txs if t.id == id)
+
+    def log(self):
+        """What `venvtx --json log` must say, in the projection compared."""
+        return [project(t.id, t.kind, t.state, t.undone_by, t.packages) for t in reversed(self.txs)]
+
+    # transitions
+    def commit(self, kind, packages, undoes=None):
+        m = self.copy()
+        tid = m.next_id()
+        stamp = tuple(sorted(m.touched.items()))
+        if undoes is not None:
+            target = m.tx(undoes)
+            if target.kind == "rollback":  # undoing a rollback redoes what it had undone
+                redone = m.tx(target.undoes)
+                redone.state, redone.undone_by, redone.stamp = "committed", None, stamp
+            target.state, target.undone_by = "undone", tid
+        m.txs.append(Tx(tid, kind, "committed", None, undoes, tuple(sorted(packages)), stamp))
+        for name, _before, after in packages:
+            if after is None:
+                m.installed.pop(name, None)
+            else:
+                m.installed[name] = after
+        return m
+
+    def failed(self, kind, state):
+        m = self.copy()
+        m.txs.append(Tx(m.next_id(), kind, state))
+        return m
+
+    def outside(self, name, version, force=False):
+        m = self.copy()
+        if force or m.installed.get(name) != version:  # pip does nothing for a version already there
+            m.touched[name] = m.touched.get(name, 0) + 1
+        if version is None:
+            m.installed.pop(name, None)
+        else:
+            m.installed[name] = version
+        return m
+
+    # rollback targets
+    def undoable(self, t):
+        return t.state == "committed" and t.undone_by is None and t.kind != "rollback"
+
+    def rollback_targets(self, op):
+        """-> (rc when there is nothing to do or None, [transactions to undo, in order])."""
+        if op[0] == "rollback":
+            found = [t for t in reversed(self.txs) if self.undoable(t)][:1]
+        elif op[0] == "redo":  # a redo is not itself redoable
+            found = [t for t in reversed(self.txs)
+                     if t.state == "committed" and t.undone_by is None and t.kind == "rollback"
+                     and self.tx(t.undoes).kind != "rollback"][:1]
+        else:  # rollback_to
+            if not any(t.id == op[1] for t in self.txs):
+                return 2, []
+            found = [t for t in reversed(self.txs) if t.id > op[1] and self.undoable(t)]
+        return (2 if not found else None), found
+
+
+def project(id, kind, state, undone_by, packages):
+    return (id, kind, state, undone_by, packages if state in COMPARED_PACKAGES else None)
+
+
+def project_actual(log):
+    return [project(t["id"], t["kind"], t["state"], t.get("undone_by"),
+                    tuple(sorted((p["name"], p["before"], p["after"]) for p in t.get("packages") or [])))
+            for t in log]
+
+
+class Prediction:
+    """outcomes: [(exit code, model)] a normal run may end in, the likeliest first; kills: the
+    models `recover` may leave after a kill -9 anywhere in the operation."""
+
+    def __init__(self, outcomes, kills):
+        self.outcomes, self.kills = outcomes, kills
+        self.rc, self.model = outcomes[0]
+
+
+def refusal(model, kind):
+    """Nothing changed; the refused transaction may be on record, but never as committed."""
+    return [model, model.failed(kind, "aborted"), model.failed(kind, "rolled_back")]
+
+
+def interleave(chain, kind):
+    """After a kill: each transaction of `chain` either happened or did not (rolled back, or
+    never journaled); those before it happened, those after it never started."""
+    found = []
+    for before, after in zip(chain, chain[1:]):
+        found += [before, before.failed(kind, "rolled_back"), after]
+    return found
+
+
+def predict(model, op):
+    verb = op[0]
+    if verb == "remove":
+        name = op[1]
+        if name not in model.installed:
+            return Prediction([(2, model)], [model])  # no distribution matches: no transaction at all
+        after = model.commit("remove", [(name, model.installed[name], None)])
+        return Prediction([(0, after)], interleave([model, after], "remove"))
+    if verb in ("install", "run"):
+        name, version = op[1], op[2]
+        if version not in VERSIONS:  # pip fails: venvtx restores and records the tx aborted
+            return Prediction([(2, model.failed(verb, "aborted"))], refusal(model, verb))
+        current = model.installed.get(name)
+        after = model.commit(verb, [] if current == version else [(name, current, version)])
+        return Prediction([(0, after)], interleave([model, after], verb))
+    if verb in ("rollback", "redo", "rollback_to"):
+        rc, targets = model.rollback_targets(op)
+        if rc is not None:
+            return Prediction([(rc, model)], [model])
+        # Drift: the venv no longer holds what an undone transaction left. The contract: refuse
+        # before touching anything (exit 6), for the whole command (--to checks every target
+        # against what the ones before it will have restored). Definite when a distribution it
+        # changed is at another version now; possible when it is at the same version but pip
+        # rewrote it outside venvtx since (new inodes and mtimes, same bytes).
+        chain, definite, possible = [model], False, False
+        for target in targets:
+            current = chain[-1]
+            stamp = dict(target.stamp)
+            for name, _before, after in target.packages:
+                if current.installed.get(name) != after:
+                    definite = True
+                elif current.touched.get(name, 0) != stamp.get(name, 0):
+                    possible = True
+            chain.append(current.commit("rollback", [(n, a, b) for n, b, a in target.packages],
+                                        undoes=target.id))
+        outcomes, kills = [], []
+        if not definite:
+            outcomes.append((0, chain[-1]))
+            kills += interleave(chain, "rollback")
+        if definite or possible:
+            outcomes += [(6, m) for m in refusal(model, "rollback")]
+            kills += refusal(model, "rollback")
+        return Prediction(outcomes, kills)
+    if verb == "outside_install":
+        after = model.outside(op[1], op[2])
+        return Prediction([(0, after)], [after])
+    if verb == "outside_reinstall":  # the same version rewritten: new inodes, same bytes
+        after = model.outside(op[1], model.installed.get(op[1], VERSIONS[0]), force=True)
+        return Prediction([(0, after)], [after])
+    if verb == "outside_remove":
+        after = model.outside(op[1], None)
+        return Prediction([(0, after)], [after])
+    raise AssertionError("unknown step %r" % (op,))
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps
+
+CAPTURES = (None, "touch", "link")  # None: venvtx's own choice (auto)
+
+
+def choose_step(rng, model):
+    """One random step, weighted towards steps that change something (a rollback with nothing
+    to undo is rarely chosen), and towards changes made outside venvtx to a distribution that a
+    rollback or a redo would have to change (drift). About a third of the steps run pip, the
+    slow part (~0.7s of CPU each)."""
+    installed = sorted(model.installed)
+    missing = [name for name in PACKAGES if name not in model.installed]
+    undo_names = sorted({name for verb in (["rollback"], ["redo"])
+                         for t in model.rollback_targets(verb)[1] for name, _b, _a in t.packages})
+    to_ids = [t.id for t in model.txs if predict(model, ["rollback_to", t.id]).rc != 2]
+
+    def version():
+        return BAD_VERSION if rng.random() < 0.06 else rng.choice(VERSIONS)
+
+    def outside():
+        name = rng.choice(undo_names) if undo_names and rng.random() < 0.7 else rng.choice(PACKAGES)
+        roll = rng.random()
+        if name in model.installed and roll < 0.3:
+            return ["outside_remove", name]
+        if name in model.installed and roll < 0.5:
+            return ["outside_reinstall", name]
+        return ["outside_install", name, rng.choice(VERSIONS)]
+
+    def kill():
+        # kill -9 at a random mutating step of an operation that would change the venv (or
+        # that a drift refusal should stop before it touches anything)
+        kinds = []
+        if installed:
+            kinds.append(lambda: ["remove", rng.choice(installed)])
+        kinds.append(lambda: [rng.choice(["install", "install", "run"]), rng.choice(PACKAGES),
+                              rng.choice(VERSIONS), rng.choice(CAPTURES)])
+        for verb in (["rollback"], ["redo"]):
+            if predict(model, verb).rc != 2:
+                kinds.append(lambda verb=verb: verb)
+        if to_ids:
+            kinds.append(lambda: ["rollback_to", rng.choice(to_ids)])
+        return ["kill", rng.randint(1, MAX_FAILPOINT), rng.choice(kinds)()]
+
+    options = [
+        (12 if installed else 0, lambda: ["remove", rng.choice(installed)]),
+        (1 if missing else 0, lambda: ["remove", rng.choice(missing)]),
+        (9, lambda: ["install", rng.choice(PACKAGES), version(), rng.choice(CAPTURES)]),
+        (4, lambda: ["run", rng.choice(PACKAGES), version(), rng.choice(CAPTURES)]),
+        (14 if predict(model, ["rollback"]).rc != 2 else 1.5, lambda: ["rollback"]),
+        (16 if predict(model, ["redo"]).rc != 2 else 1.5, lambda: ["redo"]),
+        (8 if to_ids else 0, lambda: ["rollback_to", rng.choice(to_ids)]),
+        (1, lambda: ["rollback_to", rng.choice([t.id for t in model.txs] or [1]) if rng.random() < 0.5
+                     else len(model.txs) + 7]),
+        (9, outside),
+        (16, kill),
+    ]
+    roll = rng.random() * sum(weight for weight, _ in options)
+    for weight, make in options:
+        roll -= weight
+        if roll < 0 and weight:
+            return make()
+    return options[-1][1]()
+
+
+class StepFailure(AssertionError):
+    pass
+
+
+class Sequence:
+    """One sequence in its own temp dir (removed when it passes)."""
+
+    def __init__(self, fx, label, seed=None, steps=None):
+        """Either `seed`: steps chosen as it goes, from the state the model is in (so a kill that
+        landed or not steers what follows), reproducibly; or `steps`: exactly those."""
+        self.fx, self.label, self.seed, self.steps = fx, label, seed, steps
+        self.length = len(steps) if steps is not None else None
+        self.tmp = tempfile.mkdtemp(prefix="venvtx-model-%s-" % label)
+        self.venv = os.path.join(self.tmp, "venv")
+        subprocess.run(["cp", "-a", fx.template, self.venv], check=True)
+        self.env = dict(fx.env)
+        self.done = []
+        self.transcript = []
+        self.killed = 0
+        self.exit_codes = {}
+
+    def venvtx(self, *args, env=None):
+        """The binary may be replaced under us by a rebuild: a launch that fails (nothing ran)
+        is retried for up to a minute; anything that did run is the test's to judge."""
+        proc = None
+        for _attempt in range(30):
+            try:
+                proc = subprocess.run([VENVTX, "--venv", self.venv, *args], capture_output=True,
+                                      text=True, env=env or self.env, cwd=self.tmp, timeout=300)
+            except OSError:  # ETXTBSY, EACCES or ENOENT while the linker writes it
+                time.sleep(2)
+                continue
+            if proc.returncode not in (126, 127):
+                return proc
+            time.sleep(2)
+        if proc is None:
+            raise OSError("could not start %s for a minute" % VENVTX)
+        return proc
+
+    def command(self, op):
+        """The venvtx arguments of a venvtx step."""
+        verb = op[0]
+        pip_tail = ["--no-index", "--find-links", self.fx.wheels, "--no-compile"]
+        if verb == "remove":
+            return ["remove", op[1]]
+        capture = ["--capture", op[3]] if verb in ("install", "run") and op[3] else []
+        if verb == "install":
+            return ["install", *capture, "--installer", "pip", "%s==%s" % (op[1], op[2]), "--", "-q", *pip_tail]
+        if verb == "run":
+            return ["run", *capture, "--", os.path.join(self.venv, "bin", "python"), "-m", "pip", "install",
+                    "-q", "%s==%s" % (op[1], op[2]), *pip_tail]
+        if verb == "rollback":
+            return ["rollback"]
+        if verb == "redo":
+            return ["rollback", "--redo"]
+        if verb == "rollback_to":
+            return ["rollback", "--to", str(op[1])]
+        raise AssertionError(op)
+
+    def observe(self):
+        proc = self.venvtx("--json", "log")
+        if proc.returncode != 0:
+            self.fail("`venvtx --json log` exited %d: %s" % (proc.returncode, proc.stderr.strip()))
+        try:
+            log = project_actual(json.loads(proc.stdout))
+        except ValueError as error:
+            self.fail("`venvtx --json log` printed no JSON (%s): %r" % (error, proc.stdout[:500]))
+        return venv_state(self.venv, self.fx.template), log
+
+    def fail(self, message, expected=None, actual=None):
+        lines = ["sequence %s failed at step %d of %s: %s" % (self.label, len(self.done), self.length, message),
+                 "  steps so far (VENVTX_MODEL_REPLAY): %s" % json.dumps(self.done),
+                 "  temp dir (kept): %s" % self.tmp]
+        if expected is not None:
+            exp_model, exp_tree = expected
+            tree, log = actual
+            lines.append("  expected installed: %s" % dict(sorted(exp_model.installed.items())))
+            if exp_tree != tree:
+                lines.append("  tree, expected -> actual:\n    " + tree_diff(exp_tree, tree).replace("\n", "\n    "))
+            if exp_model.log() != log:
+                lines.append("  log expected (id, kind, state, undone_by, packages), newest first:\n    " +
+                             "\n    ".join(map(repr, exp_model.log())))
+                lines.append("  log actual:\n    " + "\n    ".join(map(repr, log)))
+        lines.append("  transcript:\n    " + "\n    ".join(self.transcript[-12:]))
+        raise StepFailure("\n".join(lines))
+
+    def check(self, candidates, what):
+        """The venv and the log match one of `candidates` (the first is the likeliest)."""
+        tree, log = self.observe()
+        for model in candidates:
+            if model.log() == log and self.fx.expected_tree(model.installed) == tree:
+                return model
+        first = candidates[0]
+        self.fail(what, (first, self.fx.expected_tree(first.installed)), (tree, log))
+
+    def run_step(self, model, step):
+        self.done.append(step)
+        verb = step[0]
+        if verb.startswith("outside_"):
+            if verb == "outside_install":
+                proc = pip(self.venv, "install", *self.fx.pip_args("%s==%s" % (step[1], step[2])), env=self.env)
+            elif verb == "outside_reinstall":
+                proc = pip(self.venv, "install", "--force-reinstall",
+                           *self.fx.pip_args("%s==%s" % (step[1], model.installed.get(step[1], VERSIONS[0]))),
+                           env=self.env)
+            else:
+                proc = pip(self.venv, "uninstall", "-y", "-q", step[1], env=self.env)
+            self.transcript.append("pip %s -> %d %s" % (" ".join(map(str, step)), proc.returncode, proc.stderr.strip()[-300:]))
+            if proc.returncode != 0:
+                self.fail("plain pip failed (the test's own step): %s" % proc.stderr)
+            return self.check(predict(model, step).kills, "after a change made outside venvtx")
+        if verb == "kill":
+            point, inner = step[1], step[2]
+            args = self.command(inner)
+            proc = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(point)))
+            self.transcript.append("VENVTX_FAILPOINT=%d venvtx %s -> %d %s" % (
+                point, " ".join(args), proc.returncode, proc.stderr.strip()[-300:]))
+            if proc.returncode == KILLED:
+                self.killed += 1
+                recovered = self.venvtx("recover")
+                self.transcript.append("venvtx recover -> %d %s" % (recovered.returncode, recovered.stderr.strip()[-300:]))
+                if recovered.returncode != 0:
+                    self.fail("`venvtx recover` after a kill at mutating step %d exited %d"
+                              % (point, recovered.returncode))
+                return self.check(predict(model, inner).kills,
+                                  "after kill -9 at mutating step %d and recover: neither the before- nor "
+                                  "the after-state (with the log saying which)" % point)
+            step_for_prediction = inner  # it finished before the failpoint
+        else:
+            args = self.command(step)
+            proc = self.venvtx(*args)
+            self.transcript.append("venvtx %s -> %d %s" % (" ".join(args), proc.returncode, proc.stderr.strip()[-300:]))
+            step_for_prediction = step
+        prediction = predict(model, step_for_prediction)
+        self.exit_codes[proc.returncode] = self.exit_codes.get(proc.returncode, 0) + 1
+        candidates = [m for rc, m in prediction.outcomes if rc == proc.returncode]
+        if not candidates:
+            tree, log = self.observe()
+            self.fail("exit code %d, the model says %s" % (
+                proc.returncode, " or ".join(sorted({str(rc) for rc, _ in prediction.outcomes}))),
+                (prediction.model, self.fx.expected_tree(prediction.model.installed)), (tree, log))
+        return self.check(candidates, "after exit code %d" % proc.returncode)
+
+    def run(self):
+        model = Model({name: "1.0" for name in PACKAGES})
+        self.check([model], "the fresh copy")
+        if self.steps is not None:
+            for step in self.steps:
+                model = self.run_step(model, step)
+        else:
+            rng = random.Random(self.seed)
+            self.length = rng.randint(3, 6)
+            for _ in range(self.length):
+                model = self.run_step(model, choose_step(rng, model))
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+
+class ModelTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        started = time.monotonic()
+        cls.fx = fixture()
+        sys.stderr.write("\n  model fixture (wheels, template venv, %d subtrees): %.1fs\n"
+                         % (len(cls.fx.subtrees), time.monotonic() - started))
+
+    @classmethod
+    def tearDownClass(cls):
+        global _fixture
+        with _fixture_lock:
+            if _fixture is not None:
+                _fixture.cleanup()
+                _fixture = None
+
+    def test_random_sequences(self):
+        replay = os.environ.get("VENVTX_MODEL_REPLAY")
+        if replay:
+            jobs = [("replay", None, json.loads(replay))]
+        elif os.environ.get("VENVTX_MODEL_SEED"):
+            seed = int(os.environ["VENVTX_MODEL_SEED"])
+            jobs = [("seed%d" % seed, seed, None)]
+        else:
+            count = int(os.environ.get("VENVTX_MODEL_SEQUENCES", "300"))
+            jobs = [("seed%d" % seed, seed, None) for seed in range(count)]
+        started = time.monotonic()
+        verbs, exit_codes, totals = {}, {}, {"steps": 0, "kills": 0}
+        lock = threading.Lock()
+
+        def one(job):
+            label, seed, steps = job
+            sequence = Sequence(self.fx, label, seed=seed, steps=steps)
+            try:
+                sequence.run()
+                return None
+            except StepFailure as failure:
+                return str(failure)
+            except Exception:  # the test's own error: still name the sequence and keep its dir
+                return "sequence %s: error at step %d, temp dir (kept) %s, steps %s:\n%s" % (
+                    label, len(sequence.done), sequence.tmp, json.dumps(sequence.done), traceback.format_exc())
+            finally:
+                with lock:
+                    totals["steps"] += len(sequence.done)
+                    totals["kills"] += sequence.killed
+                    for step in sequence.done:
+                        verbs[step[0]] = verbs.get(step[0], 0) + 1
+                    for rc, n in sequence.exit_codes.items():
+                        exit_codes[rc] = exit_codes.get(rc, 0) + n
+
+        with ThreadPoolExecutor(max_workers=int(os.environ.get("VENVTX_MODEL_JOBS", "2"))) as pool:
+            failures = [f for f in pool.map(one, jobs) if f]
+        sys.stderr.write("\n  %d sequences, %d steps run (%s; %d kills landed; venvtx exit codes %s), "
+                         "%d failed, %.0fs\n" % (
+                             len(jobs), totals["steps"], ", ".join("%s %d" % kv for kv in sorted(verbs.items())),
+                             totals["kills"], ", ".join("%d: %d" % kv for kv in sorted(exit_codes.items())),
+                             len(failures), time.monotonic() - started))
+        if failures:
+            self.fail("%d of %d sequences disagree with the model:\n  %s\n\nthe first ones in full:\n\n%s"
+                      % (len(failures), len(jobs), "\n  ".join(f.splitlines()[0] for f in failures),
+                         "\n\n".join(failures[:6])))
+
+    def test_a_changed_byte_is_noticed(self):
+        """The check can fail: one byte changed behind the model's back is reported."""
+        sequence = Sequence(self.fx, "tamper", steps=[["remove", "beta"]])
+        model = sequence.run_step(Model({name: "1.0" for name in PACKAGES}), ["remove", "beta"])
+        target = os.path.join(self.fx.site_packages(sequence.venv), "alpha", "core.py")
+        with open(target, "ab") as f:
+            f.write(b"#")
+        with self.assertRaises(StepFailure) as caught:
+            sequence.check([model], "tampered")
+        self.assertIn("alpha/core.py", str(caught.exception))
+        shutil.rmtree(sequence.tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
