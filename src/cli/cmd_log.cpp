@@ -11,7 +11,7 @@ namespace venvtx::cli {
 Command register_log(CLI::App& parent) {
     auto limit = std::make_shared<std::optional<std::int64_t>>();
     CLI::App* app = parent.add_subcommand("log", "transactions, newest first");
-    app->add_option("-n", *limit, "show at most N transactions")->check(CLI::PositiveNumber);
+    app->add_option("-n", *limit, "show at most N transactions")->check(k_positive);
     return {app, [limit](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);

@@ -22,7 +22,7 @@ Command register_probe(CLI::App& parent) {
     CLI::App* app = parent.add_subcommand("probe", "run the probe against the venv as it is now");
     app->add_option("--probe", flags->code, "Python code to run (repeatable; default: import torch)");
     app->add_option("--probe-timeout", flags->timeout, "seconds before the probe is killed")
-        ->check(CLI::PositiveNumber);
+        ->check(k_positive);
     app->add_option("--gpus", flags->gpus, "GPUs the probe must see: auto (any), none, or N");
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);

@@ -15,6 +15,9 @@ Command register_why(CLI::App& parent) {
     return {app, [name](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
+                if (name->empty()) {
+                    throw usage_error("why needs a name: a soname, a file in the venv or a distribution");
+                }
                 WhyAnswer answer = explain(context, *name);
                 if (out.json()) {
                     out.document(answer.json.dump(2));

@@ -62,6 +62,11 @@ struct CaptureFlags {
     void add_to(CLI::App& app);
 };
 
+// Validators whose messages a person can read: a number above 0; a transaction id (1 or more,
+// never silently clamped).
+extern const CLI::Validator k_positive;
+extern const CLI::Validator k_transaction_id;
+
 Output make_output(const GlobalOptions& global);
 // Finds the venv and store named by the global options.
 Context make_context(const GlobalOptions& global, const Output& out);

@@ -4,7 +4,30 @@
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/txn/report.hpp"
 
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+
 namespace venvtx::cli {
+
+const CLI::Validator k_positive(
+    [](std::string& text) {
+        char* end = nullptr;
+        errno = 0;
+        double value = std::strtod(text.c_str(), &end);
+        bool number = end != text.c_str() && *end == '\0' && errno != ERANGE;
+        return number && value > 0 ? std::string() : "must be a number above 0, not '" + text + "'";
+    },
+    "NUMBER>0");
+
+const CLI::Validator k_transaction_id(
+    [](std::string& text) {
+        std::int64_t value = 0;
+        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        bool whole = error == std::errc() && end == text.data() + text.size();
+        return whole && value > 0 ? std::string() : "not a transaction id: '" + text + "'";
+    },
+    "TX");
 
 void CaptureFlags::add_to(CLI::App& app) {
     app.add_option("--capture", capture,
@@ -16,7 +39,7 @@ void CaptureFlags::add_to(CLI::App& app) {
 void MutationFlags::add_to(CLI::App& app) {
     app.add_option("--probe", probe, "Python code run by the venv's interpreter after the change (repeatable)");
     app.add_option("--probe-timeout", probe_timeout, "seconds before a probe is killed (default 300)")
-        ->check(CLI::PositiveNumber);
+        ->check(k_positive);
     app.add_option("--gpus", gpus, "GPUs the probe must see: auto (as many as the baseline), none, or N");
     app.add_flag("--no-baseline", no_baseline, "skip the probe before the change");
     app.add_flag("--dry-run", dry_run, "show the plan, change nothing");

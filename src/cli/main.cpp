@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 namespace {
 
@@ -17,6 +18,29 @@ void print_error(bool json, int code, const std::string& message) {
     } else {
         std::cerr << "venvtx: " << message << std::endl;
     }
+}
+
+// The first word that is neither an option nor an option's value, when it names no command.
+std::optional<std::string> unknown_command(CLI::App& app, const std::vector<std::string>& typed) {
+    for (auto it = typed.begin(); it != typed.end(); ++it) {
+        if (*it == "--venv" || *it == "--store") {
+            ++it;
+            if (it == typed.end()) {
+                break;
+            }
+            continue;
+        }
+        if (it->empty() || it->front() == '-') {
+            continue;
+        }
+        for (const CLI::App* command : app.get_subcommands({})) {
+            if (command->get_name() == *it) {
+                return std::nullopt;
+            }
+        }
+        return *it;
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -33,6 +57,7 @@ int main(int argc, char** argv) {
                  "venvtx");
     app.require_subcommand(1);
     app.fallthrough(); // global options may also follow the subcommand (inherited by each)
+    app.set_version_flag("--version", VENVTX_VERSION, "print the version and exit");
     app.add_option("--venv", global.venv, "the venv (default: $VIRTUAL_ENV, then ./.venv)");
     app.add_option("--store", global.store, "where history and objects live (default: <venv>/.venvtx)");
     app.add_flag("--json", global.json, "one JSON document on stdout");
@@ -50,16 +75,26 @@ int main(int argc, char** argv) {
         global.passthrough.assign(separator + 1, ours.end());
         ours.erase(separator, ours.end());
     }
+    const std::vector<std::string> typed = ours; // parse() consumes its argument
     std::reverse(ours.begin(), ours.end()); // CLI11 takes the arguments reversed
     try {
         app.parse(ours);
+    } catch (const CLI::CallForVersion&) {
+        bool json = std::find(typed.begin(), typed.end(), "--json") != typed.end();
+        std::cout << (json ? nlohmann::json({{"version", VENVTX_VERSION}}).dump() : "venvtx " VENVTX_VERSION)
+                  << std::endl;
+        return 0;
     } catch (const CLI::CallForHelp& help) {
         return app.exit(help);
     } catch (const CLI::CallForAllHelp& help) {
         return app.exit(help);
     } catch (const CLI::ParseError& error) {
         std::string message = error.what();
-        print_error(global.json, 2, message + " (see venvtx --help)");
+        if (auto unknown = unknown_command(app, typed)) {
+            message = "unknown command '" + *unknown + "'";
+        }
+        print_error(global.json || std::find(typed.begin(), typed.end(), "--json") != typed.end(), 2,
+                    message + " (see venvtx --help)");
         return 2;
     }
     try {

@@ -18,15 +18,17 @@ namespace stdfs = std::filesystem;
 namespace {
 
 [[noreturn]] void refuse(const stdfs::path& path, int err) {
-    std::string why = err == ELOOP || err == EXDEV || err == ENOTDIR
-                          ? "a directory on its path is a symlink or not a directory (venvtx never follows "
-                            "symlinks in the venv or the store)"
-                                      : std::strerror(err);
+    std::string why =
+        err == ELOOP || err == EXDEV || err == ENOTDIR
+            ? "a directory on its path is a symlink or not a directory (venvtx never follows "
+              "symlinks in the venv or the store)"
+            : std::strerror(err);
     throw FsError(path.string() + ": " + why, err);
 }
 
 [[noreturn]] void refuse_outside(const stdfs::path& path) {
-    throw FsError(path.string() + ": outside the venv and the store: venvtx does not change it", EPERM);
+    throw FsError(path.string() + ": outside the venv and the store: venvtx does not change it",
+                  EPERM);
 }
 
 // One component at a time, refusing symlinks: for kernels without openat2 (before 5.6).
@@ -39,7 +41,8 @@ int walk_nofollow(int root, const std::string& rel, int flags) {
     stdfs::path parts(rel);
     for (auto it = parts.begin(); it != parts.end(); ++it) {
         bool last = std::next(it) == parts.end();
-        int fd = ::openat(at, it->c_str(), (last ? flags : O_PATH | O_DIRECTORY | O_CLOEXEC) | O_NOFOLLOW);
+        int fd = ::openat(at, it->c_str(),
+                          (last ? flags : O_PATH | O_DIRECTORY | O_CLOEXEC) | O_NOFOLLOW);
         if (fd < 0) {
             return -1;
         }
@@ -91,8 +94,9 @@ void Confinement::set_roots(std::vector<stdfs::path> roots) {
         }
     }
     // Outermost first: a store inside the venv is reached through the venv's root.
-    std::sort(roots.begin(), roots.end(),
-              [](const stdfs::path& a, const stdfs::path& b) { return a.native().size() < b.native().size(); });
+    std::sort(roots.begin(), roots.end(), [](const stdfs::path& a, const stdfs::path& b) {
+        return a.native().size() < b.native().size();
+    });
     m_roots = std::move(roots);
 }
 
@@ -162,7 +166,9 @@ UniqueFd Confinement::open_dir(const stdfs::path& path) const {
         refuse_outside(path);
     }
     UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    UniqueFd dir(root_fd.valid() ? open_no_symlinks(root_fd.get(), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1);
+    UniqueFd dir(root_fd.valid()
+                     ? open_no_symlinks(root_fd.get(), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                     : -1);
     if (!dir.valid()) {
         refuse(path, errno);
     }

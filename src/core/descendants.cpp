@@ -38,7 +38,8 @@ std::vector<pid_t> children_of_self() {
         }
         char state = 0;
         long parent = 0;
-        if (std::sscanf(line.c_str() + close_paren + 1, " %c %ld", &state, &parent) == 2 && parent == self) {
+        if (std::sscanf(line.c_str() + close_paren + 1, " %c %ld", &state, &parent) == 2 &&
+            parent == self) {
             children.push_back(static_cast<pid_t>(pid));
         }
     }
@@ -48,7 +49,9 @@ std::vector<pid_t> children_of_self() {
 
 } // namespace
 
-void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+void become_subreaper() {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
 
 void kill_orphaned_descendants() {
     for (int round = 0; round < 64; ++round) {

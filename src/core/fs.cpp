@@ -57,6 +57,11 @@ void copy_by_read(int in, int out, const stdfs::path& to) {
 
 ParentDir parent_of(const stdfs::path& path) { return Confinement::instance().open_parent(path); }
 
+UniqueFd open_contained(const stdfs::path& path, int flags) {
+    ParentDir parent = parent_of(path);
+    return UniqueFd(::openat(parent.dir.get(), parent.leaf.c_str(), flags));
+}
+
 } // namespace
 
 Fs& Fs::instance() {
@@ -245,8 +250,11 @@ void Fs::set_mtime(const stdfs::path& path, std::int64_t mtime_ns) {
 
 void Fs::copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
     step("copy", to);
-    ParentDir source = parent_of(from);
-    UniqueFd in(::openat(source.dir.get(), source.leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    // Reading is confined like writing where the source is the venv's or the store's; a source
+    // elsewhere (a venv file a command moved out) is only read, never followed at its last name.
+    UniqueFd in = Confinement::instance().contains(from)
+                      ? open_contained(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+                      : UniqueFd(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!in.valid()) {
         fail("open", from, errno);
     }

@@ -105,6 +105,28 @@ void forward_interrupts_to_children() {
     }
 }
 
+bool find_program(const std::string& name) {
+    if (name.empty()) {
+        return false;
+    }
+    if (name.find('/') != std::string::npos) {
+        return ::access(name.c_str(), X_OK) == 0;
+    }
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    for (std::size_t start = 0; start <= dirs.size();) {
+        std::size_t end = dirs.find(':', start);
+        end = end == std::string::npos ? dirs.size() : end;
+        std::string dir = dirs.substr(start, end - start);
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) {
+            return true;
+        }
+        start = end + 1;
+    }
+    return false;
+}
+
 void spawn_detached(const std::vector<std::string>& argv) {
     pid_t pid = ::fork();
     if (pid < 0) {

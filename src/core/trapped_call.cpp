@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -181,6 +182,12 @@ public:
         case SYS_fchownat: at_or_fd(a[0], a[1], (a[4] & AT_SYMLINK_NOFOLLOW) == 0); break;
         case SYS_utimensat: at_or_fd(a[0], a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0); break;
         case SYS_futimesat: at_or_fd(a[0], a[1], true); break;
+        case SYS_bind: bound(a[1], a[2]); break;
+        case SYS_mount: named(AT_FDCWD, a[1], ChangeKind::mount, true); break;
+        case SYS_umount2:
+        case SYS_pivot_root:
+        case SYS_chroot: named(AT_FDCWD, a[0], ChangeKind::mount, true); break;
+        case SYS_move_mount: named(fd(a[2]), a[3], ChangeKind::mount, true); break;
         case SYS_fchmod:
         case SYS_fchown:
         case SYS_fsetxattr:
@@ -204,6 +211,26 @@ private:
         if (writes) {
             bool follow = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
             named(dirfd, path, ChangeKind::write, follow);
+        }
+    }
+
+    // bind() of a unix socket to a path makes a socket node there (abstract names make none).
+    void bound(std::uint64_t address, std::uint64_t length) {
+        if (address == 0 || length <= sizeof(sa_family_t)) {
+            return;
+        }
+        std::uint64_t family_word = 0;
+        try {
+            family_word = m_view.word_at(address); // 8 bytes of a sockaddr_un (110): all its own
+        } catch (const Error&) {
+            return; // a short sockaddr at the end of a page: not a unix path
+        }
+        if ((family_word & 0xffff) != AF_UNIX) {
+            return;
+        }
+        std::uint64_t path = address + sizeof(sa_family_t);
+        if ((m_view.word_at(path) & 0xff) != 0) {
+            named(AT_FDCWD, path, ChangeKind::replace, false);
         }
     }
 
@@ -250,7 +277,8 @@ const std::vector<int>& trapped_syscalls() {
         SYS_symlinkat, SYS_link, SYS_linkat, SYS_chmod, SYS_fchmodat, SYS_fchmodat2, SYS_fchmod,
         SYS_chown, SYS_lchown, SYS_fchownat, SYS_fchown, SYS_utime, SYS_utimes, SYS_futimesat,
         SYS_utimensat, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_removexattr,
-        SYS_lremovexattr, SYS_fremovexattr};
+        SYS_lremovexattr, SYS_fremovexattr, SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot,
+        SYS_move_mount, SYS_bind};
     return numbers;
 }
 

@@ -250,6 +250,9 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     if (options.argv.empty()) {
         throw usage_error("no command to run: venvtx run -- CMD [ARGS...]");
     }
+    if (!find_program(options.argv.front())) {
+        throw usage_error("command not found: " + options.argv.front() + " (nothing was changed)");
+    }
     if (options.mutation.dry_run) {
         context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");
         return {};

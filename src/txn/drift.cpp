@@ -27,10 +27,12 @@ std::string describe(const NodeState& state) {
 }
 
 // Empty when `current` is `expected`; otherwise what was found instead.
-std::string difference(const std::filesystem::path& full, const NodeState& current, const NodeState& expected) {
+std::string difference(const std::filesystem::path& full, const NodeState& current,
+                       const NodeState& expected) {
     if (current.type != expected.type) {
         return describe(current) + " where " +
-               (expected.type == NodeType::absent ? std::string("nothing") : describe(expected)) + " was left";
+               (expected.type == NodeType::absent ? std::string("nothing") : describe(expected)) +
+               " was left";
     }
     if (current.type == NodeType::absent) {
         return "";
@@ -49,7 +51,8 @@ std::string difference(const std::filesystem::path& full, const NodeState& curre
         return describe(current) + " (was " + std::to_string(expected.size) + ")";
     }
     if (!expected.object.empty()) {
-        return sha256_file(full).hex == expected.object ? "" : describe(current) + " with other content";
+        return sha256_file(full).hex == expected.object ? ""
+                                                        : describe(current) + " with other content";
     }
     return current.mtime_ns == expected.mtime_ns ? "" : describe(current) + " modified since";
 }
@@ -72,8 +75,10 @@ std::vector<DriftedPath> find_drift(const VenvLayout& layout, History& history,
                 found = difference(full, observe_node(full), entry.after);
             } else if (newer->second.type != entry.after.type ||
                        (entry.after.type == NodeType::file && !entry.after.object.empty() &&
-                        !newer->second.object.empty() && entry.after.object != newer->second.object)) {
-                found = "changed outside venvtx between tx " + std::to_string(record.id) + " and a later one";
+                        !newer->second.object.empty() &&
+                        entry.after.object != newer->second.object)) {
+                found = "changed outside venvtx between tx " + std::to_string(record.id) +
+                        " and a later one";
             }
             if (!found.empty() && reported.insert(entry.path).second) {
                 drifted.push_back({entry.path, found});

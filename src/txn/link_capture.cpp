@@ -90,6 +90,33 @@ private:
 
 } // namespace
 
+// A linked command interrupted before its changes were diffed: the journal holds the whole
+// snapshot, and anything not in it may be the command's — or a concurrent pip's, or the user's.
+// Nothing attributes it to the transaction, so it stays where it is and the verdict names it.
+std::vector<std::string> link_capture_recovery(const VenvLayout& layout, const stdfs::path& store_root,
+                                               const std::vector<Entry>& entries) {
+    std::set<std::string> known;
+    for (const auto& entry : entries) {
+        known.insert(entry.path);
+    }
+    std::vector<std::string> unknown;  // the topmost of each new tree
+    std::set<std::string> seen;
+    for (const auto& [path, state] : snapshot_venv(layout, store_root).states) {
+        if (known.count(path) != 0) {
+            continue;
+        }
+        bool below_another = false;
+        for (stdfs::path up = stdfs::path(path).parent_path(); !up.empty() && !below_another; up = up.parent_path()) {
+            below_another = seen.count(up.string()) != 0;
+        }
+        seen.insert(path);
+        if (!below_another) {
+            unknown.push_back(path);
+        }
+    }
+    return unknown;
+}
+
 std::unique_ptr<CommandCapture> make_link_capture(const CaptureTarget& target, const std::vector<Entry>& entries,
                                                   std::map<std::string, InodeFacts> inodes, bool copy_small_files) {
     return std::make_unique<LinkCapture>(target, entries, std::move(inodes), copy_small_files);

@@ -3,8 +3,9 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/txn/command_capture.hpp"
 #include "venvtx/txn/materialize.hpp"
-#include "venvtx/txn/snapshot.hpp"
+#include "venvtx/txn/report.hpp"
 
 #include <set>
 
@@ -22,60 +23,6 @@ void remove_temporaries(const VenvLayout& layout, const std::vector<Entry>& entr
             Fs::instance().unlink(temporary);
         }
     }
-}
-
-// An external command interrupted before its changes were diffed: the journal holds the whole
-// snapshot, and anything not in it may be the command's — or a concurrent pip's, or the user's.
-// Nothing attributes it to the transaction, so it stays where it is and the verdict names it.
-std::vector<std::string> unknown_paths(const Context& context, Store& store, const std::vector<Entry>& entries) {
-    std::set<std::string> known;
-    for (const auto& entry : entries) {
-        known.insert(entry.path);
-    }
-    std::vector<std::string> unknown;  // the topmost of each new tree
-    std::set<std::string> seen;
-    for (const auto& [path, state] : snapshot_venv(context.layout, store.root()).states) {
-        if (known.count(path) != 0) {
-            continue;
-        }
-        bool below_another = false;
-        for (stdfs::path up = stdfs::path(path).parent_path(); !up.empty() && !below_another; up = up.parent_path()) {
-            below_another = seen.count(up.string()) != 0;
-        }
-        seen.insert(path);
-        if (!below_another) {
-            unknown.push_back(path);
-        }
-    }
-    return unknown;
-}
-
-// A watched command interrupted: paths below a directory it created (or renamed into place)
-// were never journaled one by one; they are new, so they go too.
-void add_new_trees(const VenvLayout& layout, const stdfs::path& store_root, std::vector<Entry>& entries) {
-    std::set<std::string> known;
-    for (const auto& entry : entries) {
-        known.insert(entry.path);
-    }
-    std::vector<Entry> below;
-    for (auto& entry : entries) {
-        if (entry.progress != EntryProgress::touched || entry.before.type != NodeType::absent) {
-            continue;
-        }
-        entry.after = observe_node(layout.root / entry.path); // a directory now: removed deepest first
-        if (entry.after.type != NodeType::dir) {
-            continue;
-        }
-        for (const auto& [path, state] : snapshot_below(layout, entry.path, store_root).states) {
-            if (known.insert(path).second) {
-                Entry added;
-                added.path = path;
-                added.after = state;
-                below.push_back(added);
-            }
-        }
-    }
-    entries.insert(entries.end(), below.begin(), below.end());
 }
 
 std::vector<std::string> recover_one(const Context& context, Store& store, const TransactionRecord& record) {
@@ -107,11 +54,11 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
     remove_temporaries(context.layout, entries);
     bool command = kind == "install" || kind == "run";
     std::vector<std::string> unknown;
-    if (command && !entries.empty() && entries.front().progress == EntryProgress::snapshot) {
-        unknown = unknown_paths(context, store, entries);
-    }
     if (command) {
-        add_new_trees(context.layout, store.root(), entries);
+        // The capture strategy that journaled the command says what its journal lacks.
+        bool linked = !entries.empty() && entries.front().progress == EntryProgress::snapshot;
+        unknown = linked ? link_capture_recovery(context.layout, store.root(), entries)
+                         : touch_capture_recovery(context.layout, store.root(), entries);
     }
     sources.owns_every_node = command;
     MaterializeResult result = materialize(context.layout, store.objects(), entries, Side::before, sources);
@@ -153,18 +100,29 @@ MutationSession::MutationSession(const Context& context, std::optional<double> w
 }
 
 Outcome recover(const Context& context, std::optional<double> wait_s) {
+    Outcome outcome;
+    outcome.document_printed = context.out.json();
     if (!Store::exists(context.store_root)) {
         context.out.say("nothing to recover: no venvtx history");
-        return {};
+        if (context.out.json()) {
+            context.out.document(nlohmann::json({{"recovered", nlohmann::json::array()}}).dump(2));
+        }
+        return outcome;
     }
     Store store(context.store_root, true);
     MutationLock lock(context.store_root, context.layout.root, wait_s);
     std::vector<std::int64_t> recovered = recover_interrupted(context, store);
+    nlohmann::json transactions = nlohmann::json::array();
+    for (std::int64_t id : recovered) {
+        transactions.push_back(transaction_json(*store.history().find(id)));
+    }
+    if (context.out.json()) {
+        context.out.document(nlohmann::json({{"recovered", transactions}}).dump(2));
+    }
     if (recovered.empty()) {
         context.out.say("nothing to recover");
-        return {};
     }
-    return {ExitCode::ok, store.history().find(recovered.back())};
+    return outcome;
 }
 
 } // namespace venvtx

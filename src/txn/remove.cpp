@@ -85,6 +85,9 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
         context.out.say("dry run: nothing changed");
         return {ExitCode::ok, std::nullopt, true, {}};
     }
+    if (!Store::exists(context.store_root)) {
+        select_targets(scan_inventory(context.layout), options.patterns); // bad input leaves no store behind
+    }
     // Plan under the locks: another venvtx (or uv) may change the venv until we hold them.
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();

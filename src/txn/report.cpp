@@ -142,12 +142,29 @@ std::string transaction_line(const TransactionRecord& record) {
     return line;
 }
 
+namespace {
+
+// As a shell would need it typed: bare when safe, else in single quotes.
+std::string shell_quoted(const std::string& arg) {
+    const char* safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
+    if (!arg.empty() && arg.find_first_not_of(safe) == std::string::npos) {
+        return arg;
+    }
+    std::string quoted = "'";
+    for (char c : arg) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
+} // namespace
+
 std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries) {
     std::string text = "tx " + std::to_string(record.id) + ": " + record.kind + ", " + to_string(record.state) +
                        "\n  started  " + record.started_at + "\n  finished " +
                        record.finished_at.value_or("-") + "\n  command  ";
     for (const auto& arg : record.argv) {
-        text += arg.get<std::string>() + " ";
+        text += shell_quoted(arg.get<std::string>()) + " ";
     }
     text += "\n  packages\n";
     for (const auto& change : record.packages) {
@@ -157,6 +174,14 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
             std::to_string(record.files.added) + " added, " + std::to_string(record.files.modified) +
             " modified, " + human_bytes(static_cast<std::uint64_t>(record.files.bytes)) + " (" +
             std::to_string(entries.size()) + " paths in all)\n";
+    if (record.restored) {
+        text += *record.restored ? "  restored every path, checked\n"
+                                 : "  NOT restored: " + std::to_string(record.unrestored.size()) + " path(s):";
+        for (const auto& path : record.unrestored) {
+            text += " " + path;
+        }
+        text += *record.restored ? "" : "\n";
+    }
     for (const char* which : {"baseline", "probe"}) {
         const auto& report = std::string(which) == "baseline" ? record.baseline : record.probe;
         if (!report) {

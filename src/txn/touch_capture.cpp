@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <map>
+#include <set>
 #include <utility>
 #include <sys/stat.h>
 
@@ -29,6 +30,10 @@ stdfs::path real_or_same(const stdfs::path& path) {
     return error ? path : real;
 }
 
+// How a refused call's reason begins: the verdict then says the command was refused, not that a
+// pre-image could not be kept.
+constexpr const char* k_refused = "refused: ";
+
 class TouchCapture : public CommandCapture {
 public:
     TouchCapture(const CaptureTarget& target, History& history)
@@ -44,7 +49,11 @@ public:
     CommandDiff diff() override {
         m_history.sync_each_commit(true);
         if (m_trap.failure()) {
-            throw Error(ExitCode::internal, "could not keep a pre-image: " + *m_trap.failure());
+            const std::string& why = *m_trap.failure();
+            if (why.rfind(k_refused, 0) == 0) {
+                throw Error(ExitCode::usage, why); // the command did what a transaction may not
+            }
+            throw Error(ExitCode::internal, "could not keep a pre-image: " + why);
         }
         CommandDiff diff;
         for (auto& [path, touched] : m_touched) {
@@ -111,7 +120,14 @@ private:
                 continue;
             }
             if (change.kind == ChangeKind::special && rel) {
-                throw RefusedChange("the command tried to make a device, fifo or whiteout node in the venv: " + *rel);
+                throw RefusedChange(k_refused + std::string("the command tried to make a device, fifo or whiteout node in the venv: ") + *rel);
+            }
+            if (change.kind == ChangeKind::mount) {
+                if (rel || change.path == m_root) {
+                    throw RefusedChange(k_refused + std::string("the command tried to mount, unmount or chroot onto the venv: ") +
+                                        change.path.string());
+                }
+                continue;
             }
             if (!rel) {
                 continue;
@@ -119,8 +135,11 @@ private:
             if (m_failed) {
                 throw Error(ExitCode::internal, "refused after an earlier failure: " + *rel);
             }
+            // A file renamed out of the venv stays reachable there: its pre-image must be a copy.
+            bool leaves_venv = change.kind == ChangeKind::move_tree && i + 1 < changes.size() &&
+                               !venv_relative(changes[i + 1].path);
             if (m_touched.count(*rel) == 0 && !below_new_directory(*rel)) {
-                observe(*rel, change.kind, fresh);
+                observe(*rel, change.kind, leaves_venv, fresh);
             }
         }
         if (fresh.empty()) {
@@ -150,15 +169,15 @@ private:
         std::string store = m_store.string();
         if (text == m_root.string() || text == store ||
             text.compare(0, store.size() + 1, store + "/") == 0) {
-            throw RefusedChange("the command tried to change " + text +
-                                ", which venvtx keeps for the venv's history (refused)");
+            throw RefusedChange(k_refused + std::string("the command tried to change ") + text +
+                                ", which holds the venv's history or is the venv itself");
         }
     }
 
     // A hard link outside the venv to a venv file would let anything change it unseen.
     void refuse_outside_name(const std::optional<std::string>& source, const stdfs::path& new_name) const {
         if (source && !new_name.empty() && !venv_relative(new_name)) {
-            throw RefusedChange("the command tried to give the venv file " + *source +
+            throw RefusedChange(k_refused + std::string("the command tried to give the venv file ") + *source +
                                 " a second name outside the venv (" + new_name.string() + ")");
         }
     }
@@ -187,7 +206,7 @@ private:
         return false;
     }
 
-    void observe(const std::string& rel, ChangeKind kind, std::vector<Touched>& fresh) {
+    void observe(const std::string& rel, ChangeKind kind, bool leaves_venv, std::vector<Touched>& fresh) {
         for (const auto& pending : fresh) {
             if (pending.entry.path == rel) {
                 return;
@@ -201,7 +220,7 @@ private:
         if (::lstat(full.c_str(), &st) == 0) {
             touched.entry.before = node_from_stat(full, st);
             touched.inode = {st.st_dev, st.st_ino};
-            touched.copied = kind == ChangeKind::write && S_ISREG(st.st_mode);
+            touched.copied = (kind == ChangeKind::write || leaves_venv) && S_ISREG(st.st_mode);
         } else if (errno != ENOENT && errno != ENOTDIR) {
             throw system_error("stat " + full.string(), errno);
         }
@@ -220,6 +239,7 @@ private:
                     if (inode != below.inodes.end()) {
                         child.inode = inode->second;
                     }
+                    child.copied = leaves_venv && state.type == NodeType::file;
                     fresh.push_back(child);
                 }
             }
@@ -286,6 +306,36 @@ private:
 };
 
 } // namespace
+
+// A watched command interrupted: paths below a directory it created (or renamed into place)
+// were never journaled one by one; they are new, so they go too.
+std::vector<std::string> touch_capture_recovery(const VenvLayout& layout, const stdfs::path& store_root,
+                                                std::vector<Entry>& entries) {
+    std::set<std::string> known;
+    for (const auto& entry : entries) {
+        known.insert(entry.path);
+    }
+    std::vector<Entry> below;
+    for (auto& entry : entries) {
+        if (entry.progress != EntryProgress::touched || entry.before.type != NodeType::absent) {
+            continue;
+        }
+        entry.after = observe_node(layout.root / entry.path); // a directory now: removed deepest first
+        if (entry.after.type != NodeType::dir) {
+            continue;
+        }
+        for (const auto& [path, state] : snapshot_below(layout, entry.path, store_root).states) {
+            if (known.insert(path).second) {
+                Entry added;
+                added.path = path;
+                added.after = state;
+                below.push_back(added);
+            }
+        }
+    }
+    entries.insert(entries.end(), below.begin(), below.end());
+    return {}; // every path the command changed was journaled before it changed it
+}
 
 std::unique_ptr<CommandCapture> make_touch_capture(const CaptureTarget& target, History& history) {
     return std::make_unique<TouchCapture>(target, history);

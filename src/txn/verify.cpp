@@ -7,6 +7,7 @@
 #include "venvtx/venv/path_resolver.hpp"
 
 #include <random>
+#include <set>
 
 namespace venvtx {
 
@@ -45,6 +46,24 @@ void check_all(std::vector<Pending>& pending, bool record_form, VerifyReport& re
     }
 }
 
+// Files under objects/ the index does not list: a lost index row, or something put there.
+void check_strays(Store& store, const std::set<std::string>& indexed, VerifyReport& report) {
+    std::error_code ec;
+    stdfs::path objects = store.root() / "objects";
+    for (auto it = stdfs::recursive_directory_iterator(objects, ec); !ec && it != stdfs::recursive_directory_iterator();
+         it.increment(ec)) {
+        if (it->is_directory(ec) && !it->is_symlink(ec)) {
+            continue;
+        }
+        stdfs::path rel = it->path().lexically_relative(objects);
+        std::string hex = rel.parent_path().string() + rel.filename().string();
+        if (hex.size() != 64 || indexed.count(hex) == 0) {
+            report.problems.push_back({"stray file in the store", it->path().string(), "",
+                                       "not an object the index lists"});
+        }
+    }
+}
+
 void check_objects(const Context& context, const VerifyOptions& options, VerifyReport& report) {
     if (!Store::exists(context.store_root)) {
         return;
@@ -53,7 +72,13 @@ void check_objects(const Context& context, const VerifyOptions& options, VerifyR
     std::mt19937 random(std::random_device{}());
     std::uniform_real_distribution<double> percent(0, 100);
     std::vector<Pending> pending;
+    std::set<std::string> indexed;
     for (const auto& [hex, reference] : store.history().object_references()) {
+        indexed.insert(hex);
+        if (reference.empty()) {
+            report.problems.push_back({"unreferenced object", store.objects().object_path(hex).string(), "",
+                                       "no transaction refers to it"});
+        }
         if (options.sample_percent < 100 && percent(random) >= options.sample_percent) {
             continue;
         }
@@ -65,6 +90,7 @@ void check_objects(const Context& context, const VerifyOptions& options, VerifyR
     }
     report.objects_checked = pending.size();
     check_all(pending, false, report);
+    check_strays(store, indexed, report);
 }
 
 void check_files(const Context& context, VerifyReport& report) {

@@ -225,8 +225,8 @@ private:
 
 } // namespace
 
-RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distribution>& dists,
-                         const std::vector<std::string>& patterns, const stdfs::path& store_root) {
+std::set<const Distribution*> select_targets(const std::vector<Distribution>& dists,
+                                             const std::vector<std::string>& patterns) {
     std::set<const Distribution*> targets;
     for (const auto& pattern : patterns) {
         bool matched = false;
@@ -240,6 +240,12 @@ RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distributio
             throw usage_error("no installed distribution matches '" + pattern + "'");
         }
     }
+    return targets;
+}
+
+RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distribution>& dists,
+                         const std::vector<std::string>& patterns, const stdfs::path& store_root) {
+    std::set<const Distribution*> targets = select_targets(dists, patterns);
     Planner planner(layout, store_root);
     for (const auto& dist : dists) {
         if (targets.count(&dist) == 0) {

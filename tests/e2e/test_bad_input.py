@@ -181,3 +181,65 @@ class BadInput(VenvTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ConventionalCli(VenvTestCase):
+    """Options anywhere, --version, readable messages for unknown commands and bad numbers, and
+    nothing left in the venv by a command that fails on bad input."""
+
+    def plain(self, *args):
+        return subprocess.run([VENVTX, *args], capture_output=True, text=True, env=self.env, cwd=self.tmp,
+                              timeout=60)
+
+    def test_global_options_after_the_subcommand(self):
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        proc = self.plain("log", "--json", "--venv", self.venv)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual([t["kind"] for t in json.loads(proc.stdout)], ["remove"])
+        proc = self.plain("show", "1", "-q", "--venv", self.venv, "--json")
+        self.assertEqual(json.loads(proc.stdout)["id"], 1)
+
+    def test_version_plain_and_json(self):
+        proc = self.plain("--version")
+        self.assertEqual(proc.returncode, 0)
+        self.assertRegex(proc.stdout.strip(), r"^venvtx \d+\.\d+\.\d+$")
+        proc = self.plain("--json", "--version")
+        self.assertRegex(json.loads(proc.stdout)["version"], r"^\d+\.\d+\.\d+$")
+
+    def test_unknown_command(self):
+        proc = self.plain("--venv", self.venv, "bogus")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("unknown command 'bogus'", proc.stderr)
+        proc = self.plain("--json", "bogus")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("unknown command", json.loads(proc.stdout)["error"]["message"])
+
+    def test_numbers_out_of_range_read_plainly(self):
+        for args, words in ((["log", "-n", "0"], "above 0"),
+                            (["remove", "sglang", "--probe-timeout", "0"], "above 0"),
+                            (["rollback", "--to", "99999999999999999999"], "not a transaction id"),
+                            (["show", "0"], "not a transaction id")):
+            before = tree_hash(self.venv)
+            proc = self.venvtx(*args)
+            self.assertOneLineError(proc, 2)
+            self.assertIn(words, proc.stderr)
+            self.assertNotIn("000000", proc.stderr)
+            self.assertEqual(before, tree_hash(self.venv))
+
+    def test_bad_input_leaves_no_store_or_lock(self):
+        for args in (["remove", "nosuch"], ["run", "--", "/nonexistent/cmd"], ["why", ""]):
+            proc = self.venvtx(*args)
+            self.assertOneLineError(proc, 2)
+            self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")), args)
+            self.assertFalse(os.path.exists(os.path.join(self.venv, ".lock")), args)
+        self.assertIn("command not found: /nonexistent/cmd", self.venvtx("run", "--", "/nonexistent/cmd").stderr)
+
+    def test_recover_json_is_a_document(self):
+        proc, document = self.venvtx_json("recover")
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(document, {"recovered": []})
+
+    def test_show_quotes_the_recorded_command(self):
+        self.assertEqual(self.venvtx("remove", "flash-attn", "--probe", "import torch").returncode, 0)
+        proc = self.venvtx("show", "1")
+        self.assertIn("--probe 'import torch'", proc.stdout)

@@ -2,7 +2,7 @@
 
 Every test builds a SENTINEL tree outside the venv (files, a subdirectory, symlinks), points a
 symlink, a hard link or a swap at it (or attacks the store, the history or the probe), runs
-venvtx, and checks with its own hashing (support.tree_hash, plain lstat + hashlib) that
+venvtx, and checks with its own hashing (tree_hash below, plain lstat + hashlib) that
   (a) the sentinel tree is byte-identical afterwards (invariant 3),
   (b) the venv is in the state the verdict claims: its before-state, or the verdict names every
       path that is not, and never says "restored" when it is not (invariants 1 and 7),
@@ -22,10 +22,40 @@ import shutil
 import signal
 import stat
 import subprocess
+import textwrap
 import time
 import unittest
 
-from support import VENVTX, VenvTestCase, story_template, tree_diff, tree_hash
+from support import IGNORED_TOP, VENVTX, VenvTestCase, story_template, tree_diff
+
+
+def tree_hash(root):
+    """support.tree_hash, but a fifo, socket or device node is recorded by its type and mode
+    (support's would open it: reading a fifo blocks forever). Plain os.lstat and hashlib."""
+    result = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        if rel_dir == ".":
+            dirnames[:] = [d for d in dirnames if d not in IGNORED_TOP]
+            filenames = [f for f in filenames if f not in IGNORED_TOP]
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            st = os.lstat(path)
+            mode = stat.S_IMODE(st.st_mode)
+            if stat.S_ISLNK(st.st_mode):
+                result[rel] = ("link", mode, 0, os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                result[rel] = ("dir", mode, 0, "")
+            elif stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    digest = hashlib.sha256(f.read()).hexdigest()
+                result[rel] = ("file", mode, st.st_size, digest)
+            else:
+                kind = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "chardev",
+                        stat.S_IFBLK: "blockdev"}.get(stat.S_IFMT(st.st_mode), "node")
+                result[rel] = (kind, mode, 0, "")
+    return result
 
 T = 60  # seconds: the most any single venvtx call here may take
 
@@ -789,6 +819,481 @@ class Drift(ContainmentCase):
         proc = self.venvtx("rollback", timeout=T)
         self.assertDriftRefused(proc, drifted, "torch")
         self.assertRegex(self.said(proc), r"2\.11\.0|2\.12\.0", "name the versions that drifted")
+
+
+# What each watched command below starts with: its steps are logged, one line each ("NAME ok" or
+# "NAME EPERM"), to a file opened before anything else (a chroot cannot hide it). A refused call
+# that later steps need ends the command with status 0: the probe, not the command, decides.
+COMMAND_PRELUDE = r'''
+import errno, os, shutil, socket, sys
+_STEPS = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+
+def done():
+    os.write(_STEPS, b"end ok\n")
+    os._exit(0)
+
+
+def step(name, fn, *args, stop=True):
+    try:
+        result = fn(*args)
+    except OSError as e:
+        os.write(_STEPS, ("%s %s\n" % (name, errno.errorcode.get(e.errno, e.errno))).encode())
+        if stop:
+            done()
+        return None
+    os.write(_STEPS, ("%s ok\n" % name).encode())
+    return result
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def append(path, data):
+    with open(path, "ab") as f:
+        f.write(data)
+'''
+
+
+class WatchedCommandEscapes(ContainmentCase):
+    """Issue 10, "Touch capture misses or mis-restores", "Special files wedge the venv" and "A
+    watched command can destroy the history": a python script run by the venv's interpreter under
+    `venvtx run --no-baseline --probe P` (touch capture, the default) changes the venv by a way a
+    watcher can miss: a file moved out and edited there, a directory renamed over a directory, a
+    same-size rewrite that keeps the mtime, paths through /proc/self and `link/..`, a chroot, a
+    fifo and a socket, a hard link out, the store or the venv root itself. With the failing probe
+    the change must be undone (exit 3); with `pass` it commits and a rollback must bring the
+    before-state back exactly. A refused call (EPERM) is fine for what the issue lets venvtx refuse
+    (chroot, fifo, socket, a second name outside, the store, the venv root), never for an ordinary
+    one (`ordinary=`). The command's own writes outside the venv go to <tmp>/outside, which is not
+    the sentinel, and are checked on their own."""
+
+    FAILING = "raise SystemExit(1)"
+
+    def setUp(self):
+        super().setUp()
+        self.outside = os.path.join(self.tmp, "outside")  # the command's own place outside the venv
+        os.mkdir(self.outside)
+        self.steps = {}
+
+    # --- running a command ------------------------------------------------------------------
+
+    def watch(self, body, passing=False, **paths):
+        """Runs `body` (python, after COMMAND_PRELUDE; `V` holds the paths) under venvtx run."""
+        script = os.path.join(self.tmp, "command.py")
+        self.steps_path = os.path.join(self.tmp, "command.steps")
+        paths = dict(venv=self.venv, site=self.site, outside=self.outside, **paths)
+        self.write(script, COMMAND_PRELUDE + "V = %r\n" % paths + textwrap.dedent(body) + "\ndone()\n")
+        proc = self.venvtx("run", "--no-baseline", "--probe", "pass" if passing else self.FAILING, "--",
+                           os.path.join(self.venv, "bin", "python"), "-B", script, self.steps_path, timeout=T)
+        self.steps = {}
+        if os.path.exists(self.steps_path):
+            for line in self.read(self.steps_path).decode().splitlines():
+                name, _, status = line.partition(" ")
+                self.steps[name] = status
+        return proc
+
+    def done(self, name):
+        return self.steps.get(name) == "ok"
+
+    def refused(self):
+        """The command's calls that did not go through, and "end" if it did not finish."""
+        bad = ["%s %s" % (name, status) for name, status in self.steps.items() if status != "ok"]
+        return bad + ([] if "end" in self.steps else ["end: the command did not finish"])
+
+    def context(self, proc):
+        return "\ncommand steps: %s (temp dir %s)%s" % (self.steps, self.tmp, self.verdict(proc))
+
+    # --- the outcome ------------------------------------------------------------------------
+
+    def assertOutcome(self, proc, passing, sentinel=None, ordinary=(), committed=None):
+        """(a), (b), (c), no inode shared with the outside, and the exit code; after a commit,
+        `committed()` checks the committed state, then a rollback must give back the
+        before-state exactly. Last, the `ordinary` calls must not have been refused."""
+        self.assertSentinelIntact(sentinel, proc)
+        self.assertNoByteLost()
+        self.assertNoSharedInode(proc)
+        refused = self.refused()
+        if passing and proc.returncode == 0:
+            if not refused:
+                self.assertNotEqual(tree_hash(self.venv), self.before, "the command changed nothing?"
+                                    + self.context(proc))
+            if committed is not None:
+                committed()
+            rollback = self.venvtx("rollback", timeout=T)
+            self.assertEqual(rollback.returncode, 0, self.verdict(rollback))
+            self.assertSentinelIntact(sentinel, rollback)
+            self.assertTree(self.before, rollback)
+            self.assertNoByteLost()
+            self.assertNoSharedInode(rollback, strict=True)
+        else:
+            if passing:
+                self.assertTrue(refused, "the command ran through, the probe passed, venvtx did not commit"
+                                + self.context(proc))
+                self.assertIn(proc.returncode, (1, 2), self.context(proc))
+            elif refused:
+                self.assertIn(proc.returncode, (1, 2, 3), self.context(proc))
+            else:
+                self.assertEqual(proc.returncode, 3, "the command ran through and the probe failed"
+                                 + self.context(proc))
+            self.assertVerdictAccountsFor(self.before, proc)
+            if proc.returncode == 3 and tree_hash(self.venv) == self.before:
+                self.assertTrue(claims_restored(self.said(proc)), "exit 3 and restored, but not said so"
+                                + self.context(proc))
+            if "recover" in self.said(proc):  # exit 1 may leave it marked for `recover`
+                recover = self.venvtx("recover", timeout=T)
+                self.assertEqual(recover.returncode, 0, self.verdict(recover))
+                self.assertSentinelIntact(sentinel, recover)
+                self.assertNoByteLost()
+                self.assertVerdictAccountsFor(self.before, recover)
+                self.assertNoSharedInode(recover)
+        for name in ordinary:
+            self.assertTrue(self.done(name), "venvtx refused (or never let run) the ordinary call %r" % name
+                            + self.context(proc))
+
+    def assertNoSharedInode(self, proc, strict=False):
+        """No name outside the venv shares an inode with a venv file or a store object (an edit
+        there would change the venv, or a pre-image, unseen), or the verdict names each such
+        outside name and does not claim the venv is back."""
+        shared = self.shared_inodes()
+        if not shared:
+            return
+        text = self.said(proc)
+        said = not strict and not claims_restored(text) and all(os.path.basename(out) in text for out, _ in shared)
+        self.assertTrue(said, "names outside the venv share an inode with the venv or its store: %s"
+                        % ", ".join("%s = %s" % pair for pair in shared) + self.context(proc))
+
+    def shared_inodes(self):
+        """(outside name, venv name) pairs of regular files with one inode: outside = the sentinel
+        and <tmp>/outside; venv = anything under it, the store included."""
+        inside = {}
+        for dirpath, _, files in os.walk(self.venv):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode):
+                    inside[(st.st_dev, st.st_ino)] = os.path.relpath(path, self.venv)
+        shared = []
+        for top in (self.sentinel, self.outside):
+            for dirpath, _, files in os.walk(top):
+                for name in files:
+                    path = os.path.join(dirpath, name)
+                    st = os.lstat(path)
+                    if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in inside:
+                        shared.append((os.path.relpath(path, self.tmp), inside[(st.st_dev, st.st_ino)]))
+        return shared
+
+    # --- 1. a venv file moved out of the venv, then edited there ----------------------------
+
+    def check_move_out_and_edit(self, passing):
+        victim = self.in_site("sglang", "launch_server.py")
+        moved = os.path.join(self.sentinel, "moved-launch_server.py")
+        original, appended = self.read(victim), b"# edited outside the venv\n"
+        proc = self.watch('''
+            step("rename-out", os.rename, V["victim"], V["moved"])
+            step("append-outside", append, V["moved"], %r)
+            ''' % appended, passing, victim=victim, moved=moved)
+        # The moved file is the command's, outside: venvtx must leave it as the command left it.
+        left = original + (appended if self.done("append-outside") else b"")
+        sentinel = dict(self.sentinel_before)
+        if self.done("rename-out"):
+            sentinel["moved-launch_server.py"] = ("file", 0o644, len(left), hashlib.sha256(left).hexdigest())
+        if not passing and os.path.exists(victim):
+            self.assertEqual(self.read(victim), original, "the restore gave back the edited bytes"
+                             + self.context(proc))
+
+        def committed():
+            self.assertFalse(os.path.lexists(victim), self.context(proc))
+
+        self.assertOutcome(proc, passing, sentinel, ("rename-out", "append-outside"), committed)
+
+    def test_move_out_and_edit_failing_probe_restores_original_bytes(self):
+        self.check_move_out_and_edit(passing=False)
+
+    def test_move_out_and_edit_passing_probe_then_rollback(self):
+        self.check_move_out_and_edit(passing=True)
+
+    # --- 2. a directory renamed over an existing empty directory ----------------------------
+
+    def check_dir_over_dir(self, passing, build_inside):
+        target = self.in_site("emptypkg")
+        os.mkdir(target)
+        self.snapshot()
+        new = self.in_site("emptypkg.new") if build_inside else os.path.join(self.outside, "emptypkg.new")
+        proc = self.watch('''
+            step("mkdir", os.makedirs, V["new"] + "/sub")
+            step("write-a", write, V["new"] + "/a.py", b"A = 1\\n")
+            step("write-b", write, V["new"] + "/sub/b.py", b"B = 2\\n")
+            step("rename-over", os.rename, V["new"], V["target"])
+            ''', passing, new=new, target=target)
+
+        def committed():
+            self.assertEqual(self.read(os.path.join(target, "sub", "b.py")), b"B = 2\n", self.context(proc))
+
+        self.assertOutcome(proc, passing, ordinary=("mkdir", "write-a", "write-b", "rename-over"),
+                           committed=committed)
+        self.assertFalse(os.path.lexists(new), "the command's renamed tree came back" + self.context(proc))
+
+    def test_dir_built_inside_renamed_over_empty_dir_failing_probe(self):
+        self.check_dir_over_dir(passing=False, build_inside=True)
+
+    def test_dir_built_outside_renamed_over_empty_dir_failing_probe(self):
+        self.check_dir_over_dir(passing=False, build_inside=False)
+
+    def test_dir_built_inside_renamed_over_empty_dir_passing_probe_then_rollback(self):
+        self.check_dir_over_dir(passing=True, build_inside=True)
+
+    # --- 3. a same-size rewrite that keeps the mtime ----------------------------------------
+
+    def check_same_size_rewrite(self, passing):
+        target = self.in_site("flashinfer", "__init__.py")
+        original = self.read(target)
+        rewritten = b"#" + original[1:]
+        self.assertNotEqual(rewritten, original)
+        mtime_ns = os.lstat(target).st_mtime_ns
+        proc = self.watch('''
+            st = os.stat(V["target"])
+            fd = step("open-for-writing", os.open, V["target"], os.O_WRONLY)
+            step("write", os.write, fd, V["rewritten"])
+            os.close(fd)
+            step("utime", lambda: os.utime(V["target"], ns=(st.st_atime_ns, st.st_mtime_ns)))
+            ''', passing, target=target, rewritten=rewritten)
+
+        def committed():  # the command did what it meant to: new bytes, same size, same mtime
+            self.assertEqual((self.read(target), os.lstat(target).st_mtime_ns), (rewritten, mtime_ns))
+
+        self.assertOutcome(proc, passing, ordinary=("open-for-writing", "write", "utime"), committed=committed)
+
+    def test_same_size_rewrite_keeping_mtime_failing_probe(self):
+        self.check_same_size_rewrite(passing=False)
+
+    def test_same_size_rewrite_keeping_mtime_passing_probe_then_rollback(self):
+        self.check_same_size_rewrite(passing=True)
+
+    # --- 4. paths the kernel resolves in the command's view ---------------------------------
+
+    def check_proc_self_fd(self, passing):
+        proc = self.watch('''
+            dfd = step("open-dir", os.open, V["site"] + "/flashinfer", os.O_RDONLY | os.O_DIRECTORY)
+            step("append-through-dir-fd", append, "/proc/self/fd/%d/__init__.py" % dfd, b"# via fd\\n")
+            step("mkdir-through-dir-fd", os.mkdir, "/proc/self/fd/%d/newdir" % dfd)
+            sfd = step("open-sglang", os.open, V["site"] + "/sglang", os.O_RDONLY | os.O_DIRECTORY)
+            step("unlink-through-dir-fd", os.unlink, "/proc/self/fd/%d/__init__.py" % sfd)
+            ffd = step("open-read-only", os.open, V["site"] + "/sglang/launch_server.py", os.O_RDONLY)
+            step("reopen-for-writing", append, "/proc/self/fd/%d" % ffd, b"# reopened for writing\\n")
+            ''', passing)
+        self.assertOutcome(proc, passing, ordinary=("append-through-dir-fd", "mkdir-through-dir-fd",
+                                                    "unlink-through-dir-fd", "reopen-for-writing"))
+
+    def test_writes_through_proc_self_fd_failing_probe(self):
+        self.check_proc_self_fd(passing=False)
+
+    def test_writes_through_proc_self_fd_passing_probe_then_rollback(self):
+        self.check_proc_self_fd(passing=True)
+
+    def check_proc_self_cwd(self, passing):
+        # venvtx runs in <tmp>: /proc/self/cwd read in its own process is <tmp>, outside the venv.
+        proc = self.watch('''
+            step("chdir", os.chdir, V["site"])
+            step("append-through-cwd", append, "/proc/self/cwd/flashinfer/__init__.py", b"# via cwd\\n")
+            step("unlink-through-cwd", os.unlink, "/proc/self/cwd/sglang/launch_server.py")
+            step("mkdir-through-cwd", os.mkdir, "/proc/self/cwd/newpkg")
+            step("write-through-cwd", write, "/proc/self/cwd/newpkg/__init__.py", b"x = 1\\n")
+            ''', passing)
+        self.assertOutcome(proc, passing, ordinary=("append-through-cwd", "unlink-through-cwd",
+                                                    "mkdir-through-cwd", "write-through-cwd"))
+
+    def test_writes_through_proc_self_cwd_failing_probe(self):
+        self.check_proc_self_cwd(passing=False)
+
+    def test_writes_through_proc_self_cwd_passing_probe_then_rollback(self):
+        self.check_proc_self_cwd(passing=True)
+
+    def check_link_dotdot(self, passing):
+        # <site>/outlink -> <tmp>/outside/dir, so the kernel takes <site>/outlink/../X to
+        # <tmp>/outside/X, not <site>/X; <tmp>/outside/back -> <site>/flashinfer leads back in.
+        os.mkdir(os.path.join(self.outside, "dir"))
+        os.symlink(os.path.join(self.outside, "dir"), self.in_site("outlink"))
+        os.symlink(self.in_site("flashinfer"), os.path.join(self.outside, "back"))
+        self.write(self.in_site("written.txt"), "a venv file whose name the outside write shares\n")
+        self.snapshot()
+        own = b"the command's own file, outside the venv\n"
+        proc = self.watch('''
+            step("write-outside", write, V["site"] + "/outlink/../written.txt", V["own"])
+            step("append-back-in", append, V["site"] + "/outlink/../back/__init__.py", b"# via link/..\\n")
+            step("mkdir-back-in", os.mkdir, V["site"] + "/outlink/../back/newdir")
+            ''', passing, own=own)
+        self.assertOutcome(proc, passing, ordinary=("write-outside", "append-back-in", "mkdir-back-in"))
+        self.assertEqual(self.read(os.path.join(self.outside, "written.txt")), own,
+                         "venvtx changed the command's file outside the venv" + self.context(proc))
+
+    def test_writes_through_link_dotdot_failing_probe(self):
+        self.check_link_dotdot(passing=False)
+
+    def test_writes_through_link_dotdot_passing_probe_then_rollback(self):
+        self.check_link_dotdot(passing=True)
+
+    # --- 5. a chroot into the venv ----------------------------------------------------------
+
+    def check_chroot(self, passing):
+        if os.geteuid() != 0:
+            self.skipTest("chroot needs root")
+        works = subprocess.run([os.path.join(self.venv, "bin", "python"), "-c", "import os; os.chroot(%r)" % self.venv],
+                               capture_output=True, timeout=T)
+        if works.returncode != 0:
+            self.skipTest("chroot is not allowed here: %s" % works.stderr.decode()[-200:])
+        inside = "/" + os.path.relpath(self.in_site("flashinfer", "__init__.py"), self.venv)
+        gone = "/" + os.path.relpath(self.in_site("sglang", "launch_server.py"), self.venv)
+        proc = self.watch('''
+            step("chroot", os.chroot, V["venv"])
+            step("chdir", os.chdir, "/")
+            step("append-in-chroot", append, V["inside"], b"# written inside the chroot\\n")
+            step("unlink-in-chroot", os.unlink, V["gone"])
+            step("mkdir-in-chroot", os.mkdir, "/venvtx-chroot-newdir")
+            ''', passing, inside=inside, gone=gone)
+        self.assertOutcome(proc, passing)
+
+    def test_chroot_into_venv_failing_probe(self):
+        self.check_chroot(passing=False)
+
+    def test_chroot_into_venv_passing_probe_then_rollback(self):
+        self.check_chroot(passing=True)
+
+    # --- 6. a fifo and a unix socket ----------------------------------------------------------
+
+    def check_special_node(self, passing, body, **paths):
+        """A node that is neither file, directory nor link: refused or recorded, never a wedge."""
+        proc = self.watch(body, passing, **paths)
+        try:
+            self.assertOutcome(proc, passing)
+            outcome = None
+        except AssertionError as failure:  # still check for a wedge below, then report it
+            outcome = failure
+        # the transaction ended cleanly: `log` works, the next mutating command is not exit 5
+        also = "" if outcome is None else "\n(and before that: %s)" % outcome
+        log = self.venvtx("log", timeout=T)
+        self.assertEqual(log.returncode, 0, self.verdict(log) + also)
+        now = tree_hash(self.venv)
+        remove = self.venvtx("remove", "flash-attn", timeout=T)
+        self.assertEqual(remove.returncode, 0, "the next mutating command" + self.verdict(remove)
+                         + self.context(proc) + also)
+        rollback = self.venvtx("rollback", timeout=T)
+        self.assertEqual(rollback.returncode, 0, self.verdict(rollback) + also)
+        self.assertEqual(tree_hash(self.venv), now, "the remove's rollback" + self.verdict(rollback) + also)
+        self.assertSentinelIntact(proc=rollback)
+        if outcome is not None:
+            raise outcome
+
+    def check_fifo(self, passing):
+        self.check_special_node(passing, '''
+            step("mkfifo", os.mkfifo, V["fifo"])
+            ''', fifo=self.in_site("sglang", "the.fifo"))
+
+    def check_unix_socket(self, passing):
+        sock = os.path.join(self.venv, "s.sock")  # bind() takes at most 107 bytes
+        self.assertLess(len(sock), 100, "the socket path is too long for bind()")
+        self.check_special_node(passing, '''
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            step("bind", s.bind, V["sock"])
+            s.close()
+            ''', sock=sock)
+
+    def test_fifo_failing_probe(self):
+        self.check_fifo(passing=False)
+
+    def test_fifo_passing_probe_then_rollback(self):
+        self.check_fifo(passing=True)
+
+    def test_unix_socket_failing_probe(self):
+        self.check_unix_socket(passing=False)
+
+    def test_unix_socket_passing_probe_then_rollback(self):
+        self.check_unix_socket(passing=True)
+
+    # --- 7. a hard link from a venv file to a name outside -----------------------------------
+
+    def check_hard_link_out(self, passing):
+        victim = self.in_site("sglang", "launch_server.py")
+        outname = os.path.join(self.outside, "hardlinked-launch_server.py")
+        original, appended = self.read(victim), b"# written through the outside name\n"
+        proc = self.watch('''
+            step("link-out", os.link, V["victim"], V["outname"])
+            step("append-through-outside-name", append, V["outname"], %r)
+            ''' % appended, passing, victim=victim, outname=outname)
+        if self.done("link-out"):  # the outside name is the command's: venvtx must not change it
+            self.assertEqual(self.read(outname), original + appended, "venvtx changed a file outside the venv"
+                             + self.context(proc))
+        if not passing and self.done("link-out") and os.path.exists(victim):
+            self.assertEqual(self.read(victim), original, "the restore gave back the bytes written "
+                             "through the outside name" + self.context(proc))
+        self.assertOutcome(proc, passing)
+
+    def test_hard_link_out_failing_probe(self):
+        self.check_hard_link_out(passing=False)
+
+    def test_hard_link_out_passing_probe_then_rollback(self):
+        self.check_hard_link_out(passing=True)
+
+    # --- 8. the store and the venv root ------------------------------------------------------
+
+    def check_history_survives(self, body, **paths):
+        original = dict(self.before)
+        first = self.venvtx("remove", "flash-attn", timeout=T)
+        self.assertEqual(first.returncode, 0, self.verdict(first))
+        objects = self.object_files()
+        self.assertTrue(objects)
+        self.snapshot()
+        proc = self.watch(body, **paths)
+        self.assertTrue(os.path.isdir(self.venv), "the venv root is gone" + self.context(proc))
+        self.assertTrue(self.refused(), "the command ran through: nothing was refused" + self.context(proc))
+        log_proc, log = self.venvtx_json("log", timeout=T)
+        self.assertEqual(log_proc.returncode, 0, self.verdict(log_proc) + self.context(proc))
+        self.assertIn((1, "remove", "committed"), [(t["id"], t["kind"], t["state"]) for t in log],
+                      self.context(proc))
+        self.assertEqual([f for f in objects if not os.path.exists(f)], [], "stored objects are gone"
+                         + self.context(proc))
+        self.assertSentinelIntact(proc=proc)
+        self.assertIn(proc.returncode, (1, 2, 3), self.context(proc))
+        self.assertVerdictAccountsFor(self.before, proc)
+        self.assertNoByteLost(before=original)
+        rollback = self.venvtx("rollback", timeout=T)  # the earlier remove can still be undone
+        self.assertEqual(rollback.returncode, 0, self.verdict(rollback))
+        self.assertTree(original, rollback)
+        self.assertSentinelIntact(proc=rollback)
+
+    def test_command_deletes_the_store(self):
+        # every file and directory of the store is tried (a refusal of the first is not enough),
+        # then the first refusal is reported
+        self.check_history_survives('''
+            def delete_all(top):
+                errors = []
+                for dirpath, dirnames, filenames in os.walk(top, topdown=False):
+                    for name in filenames + dirnames:
+                        path = os.path.join(dirpath, name)
+                        try:
+                            os.rmdir(path) if name in dirnames and not os.path.islink(path) else os.unlink(path)
+                        except OSError as e:
+                            errors.append(e)
+                try:
+                    os.rmdir(top)
+                except OSError as e:
+                    errors.append(e)
+                if errors:
+                    raise errors[0]
+            step("delete-store", delete_all, V["store"])
+            ''', store=os.path.join(self.venv, ".venvtx"))
+
+    def test_command_moves_the_store_out(self):
+        self.check_history_survives('''
+            step("rename-store-out", os.rename, V["store"], V["outside"] + "/stolen-store")
+            ''', store=os.path.join(self.venv, ".venvtx"))
+
+    def test_command_renames_the_venv_root_away(self):
+        self.check_history_survives('''
+            step("rename-venv-away", os.rename, V["venv"], V["venv"] + ".moved")
+            ''')
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ int errno_of(const std::function<void()>& call) {
 }
 
 // A symlink met on the way: ELOOP, or ENOTDIR where it is the directory to open last.
-int refused(int err) { return err == ELOOP || err == ENOTDIR ? ELOOP : err; }
+int refused(int err) {
+    return err == ELOOP || err == ENOTDIR ? ELOOP : err;
+}
 
 // A venv root with pkg/ inside, and a sentinel directory outside it that pkg/ is swapped for.
 struct Scene {
@@ -60,7 +62,8 @@ struct Scene {
 } // namespace
 
 TEST_SUITE("Confinement") {
-    TEST_CASE("every mutation through a symlinked directory is refused and changes nothing outside") {
+    TEST_CASE(
+        "every mutation through a symlinked directory is refused and changes nothing outside") {
         Scene scene;
         scene.swap_pkg_for_symlink();
         Fs& fs = Fs::instance();
@@ -76,7 +79,8 @@ TEST_SUITE("Confinement") {
         CHECK(refused(errno_of([&] { fs.link(target, scene.venv / "hard"); })) == ELOOP);
         CHECK(refused(errno_of([&] { fs.remove_tree(scene.venv / "pkg" / "mod.py"); })) != 0);
         CHECK(read_file(scene.outside / "mod.py") == "outside");
-        CHECK(std::filesystem::directory_iterator(scene.outside) != std::filesystem::directory_iterator());
+        CHECK(std::filesystem::directory_iterator(scene.outside) !=
+              std::filesystem::directory_iterator());
         CHECK(observe_node(target).type == NodeType::absent);
         CHECK(observe_node(scene.venv / "pkg").type == NodeType::symlink);
     }
@@ -95,7 +99,9 @@ TEST_SUITE("Confinement") {
     TEST_CASE("paths outside every root, or climbing out with .., are refused") {
         Scene scene;
         CHECK(refused(errno_of([&] { Fs::instance().unlink(scene.outside / "mod.py"); })) == EPERM);
-        CHECK(refused(errno_of([&] { Fs::instance().unlink(scene.venv / ".." / "outside" / "mod.py"); })) == EPERM);
+        CHECK(refused(errno_of([&] {
+                  Fs::instance().unlink(scene.venv / ".." / "outside" / "mod.py");
+              })) == EPERM);
         CHECK(refused(errno_of([&] { Fs::instance().mkdirs(scene.outside / "new"); })) == EPERM);
         CHECK(read_file(scene.outside / "mod.py") == "outside");
     }
@@ -104,7 +110,8 @@ TEST_SUITE("Confinement") {
         Scene scene;
         std::filesystem::create_symlink(scene.outside, scene.venv / ".venvtx");
         Confinement::instance().set_roots({scene.venv / ".venvtx", scene.venv});
-        CHECK(refused(errno_of([&] { Fs::instance().mkdirs(scene.venv / ".venvtx" / "objects"); })) != 0);
+        CHECK(refused(errno_of(
+                  [&] { Fs::instance().mkdirs(scene.venv / ".venvtx" / "objects"); })) != 0);
         CHECK(!std::filesystem::exists(scene.outside / "objects"));
     }
 

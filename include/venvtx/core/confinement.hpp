@@ -20,7 +20,7 @@ struct ParentDir {
 };
 
 class Confinement {
-public:
+  public:
     static Confinement& instance();
 
     // The roots mutations may happen beneath (absolute). A root inside another root is reached
@@ -38,9 +38,10 @@ public:
     // lstat through open_parent; false (errno set) when it cannot be reached or is absent.
     bool stat_node(const std::filesystem::path& path, struct stat& st) const;
 
-private:
+  private:
     // The outermost root holding `path`, and `path` relative to it ("" for the root itself).
-    bool split(const std::filesystem::path& path, std::filesystem::path& root, std::string& rel) const;
+    bool split(const std::filesystem::path& path, std::filesystem::path& root,
+               std::string& rel) const;
     UniqueFd open_beneath(const std::filesystem::path& root, const std::string& rel) const;
 
     std::vector<std::filesystem::path> m_roots;

@@ -21,7 +21,8 @@ enum class ChangeKind {
     write,    // opened for writing or truncated: the old bytes change in place, only a copy keeps them
     move_tree,   // renamed away: everything below it moves too
     second_name, // the existing file a link() names: the next change is its new name
-    special      // a device, fifo or whiteout about to be made (mknod)
+    special,     // a device, fifo or whiteout about to be made (mknod)
+    mount        // a mount, unmount, pivot_root or chroot onto this path
 };
 
 struct PendingChange {

@@ -47,6 +47,9 @@ void forward_interrupts_to_children();
 // Starts `argv` in a new session, not waited for (it outlives this process); output discarded.
 void spawn_detached(const std::vector<std::string>& argv);
 
+// Whether `name` can be executed as execvp would find it (a path, or a name on $PATH).
+bool find_program(const std::string& name);
+
 // Throws Error when no process can be made (pipe, fork); a program that cannot be executed
 // shows as exit code 127, as in a shell.
 SubprocessResult run_subprocess(const SubprocessSpec& spec);

@@ -7,7 +7,7 @@
 namespace venvtx {
 
 class UniqueFd {
-public:
+  public:
     UniqueFd() = default;
     explicit UniqueFd(int fd) : m_fd(fd) {}
     ~UniqueFd() {
@@ -27,7 +27,7 @@ public:
     bool valid() const { return m_fd >= 0; }
     int release() { return std::exchange(m_fd, -1); }
 
-private:
+  private:
     int m_fd = -1;
 };
 

@@ -16,7 +16,16 @@
 
 namespace venvtx {
 
-enum class TxState { started, applied, committed, rolled_back, undone, aborted, interrupted, pruned };
+enum class TxState {
+    started,
+    applied,
+    committed,
+    rolled_back,
+    undone,
+    aborted,
+    interrupted,
+    pruned
+};
 
 const char* to_string(TxState state);
 // The state spelled as the index stores it; nullopt for anything else (a damaged row).

@@ -52,4 +52,12 @@ std::unique_ptr<CommandCapture> make_link_capture(const CaptureTarget& target, c
                                                   std::map<std::string, InodeFacts> inodes, bool copy_small_files);
 std::unique_ptr<CommandCapture> make_touch_capture(const CaptureTarget& target, History& history);
 
+// Each strategy's part of recovering a command that was interrupted before its diff: completes
+// `entries` with what the journal implies, and returns new paths nothing attributes to the
+// transaction (left in place; the verdict names them).
+std::vector<std::string> link_capture_recovery(const VenvLayout& layout, const std::filesystem::path& store_root,
+                                               const std::vector<Entry>& entries);
+std::vector<std::string> touch_capture_recovery(const VenvLayout& layout, const std::filesystem::path& store_root,
+                                                std::vector<Entry>& entries);
+
 } // namespace venvtx

@@ -12,8 +12,8 @@
 namespace venvtx {
 
 struct DriftedPath {
-    std::string path;   // venv-relative
-    std::string found;  // "file (12 bytes, content changed)", "symlink -> /x", "absent", ...
+    std::string path;  // venv-relative
+    std::string found; // "file (12 bytes, content changed)", "symlink -> /x", "absent", ...
 };
 
 // Compares every path the `undone` transactions (newest first) journaled with the state the

@@ -8,6 +8,7 @@
 #include "venvtx/venv/layout.hpp"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct RemovalPlan {
                                        // as written when its directory is gone too)
     std::uint64_t bytes = 0;
 };
+
+// The distributions the patterns name; throws a usage Error for a pattern that matches none.
+std::set<const Distribution*> select_targets(const std::vector<Distribution>& dists,
+                                             const std::vector<std::string>& patterns);
 
 // Every pattern must match at least one distribution. Throws a usage Error (nothing changed)
 // for an unmatched pattern, a missing or malformed RECORD, or a path escaping the venv.
