@@ -107,13 +107,17 @@ public:
             guarded(*entry, [&] { remove_dir(*entry); });
         }
         Fs::instance().sync_filesystem(m_layout.root);
+        if (m_io_error) {
+            throw *m_io_error; // worth another try: the caller leaves the transaction to `recover`
+        }
         check_all();
         return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end())};
     }
 
 private:
-    // One path's failure (an I/O error, a symlink in the way) is reported, not fatal: the rest
-    // of a restore goes on. A crash (failpoint) still stops everything, as it must.
+    // One path's failure does not stop the others. A symlink or someone else's node in the way
+    // is final: the path is reported. An I/O error (EIO, ENOSPC) may pass: the rest goes on,
+    // then the first one is thrown so that `recover` tries again. A crash stops everything.
     template <typename Step>
     void guarded(const Entry& entry, Step step) {
         if (m_unrestored.count(entry.path) != 0) {
@@ -121,9 +125,23 @@ private:
         }
         try {
             step();
-        } catch (const FsError&) {
+        } catch (const FsError& error) {
             m_unrestored.insert(entry.path);
+            int err = error.errno_value();
+            bool blocked = err == ELOOP || err == ENOTDIR || err == EXDEV || err == EPERM || below_unrestored(entry.path);
+            if (!blocked && !m_io_error) {
+                m_io_error = error;
+            }
         }
+    }
+
+    bool below_unrestored(const std::string& path) const {
+        for (stdfs::path up = stdfs::path(path).parent_path(); !up.empty(); up = up.parent_path()) {
+            if (m_unrestored.count(up.string()) != 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // Someone else's node at a journaled path is left where it is.
@@ -288,6 +306,7 @@ private:
     std::map<std::string, int> m_remaining_uses;
     std::vector<std::string> m_moved;
     std::set<std::string> m_unrestored;
+    std::optional<FsError> m_io_error;
     std::map<std::string, PlacedInode> m_placed;
 };
 

@@ -56,6 +56,7 @@ public:
             throw Error(ExitCode::internal, "could not keep a pre-image: " + why);
         }
         CommandDiff diff;
+        std::set<std::string> added_paths;
         for (auto& [path, touched] : m_touched) {
             Entry entry = touched.entry;
             struct stat st {};
@@ -73,7 +74,7 @@ public:
             diff.changed.push_back(entry);
             bool replaced_dir = entry.before.type == NodeType::dir && now.type == NodeType::dir && !kept_inode;
             if ((entry.before.type == NodeType::absent || replaced_dir) && now.type == NodeType::dir) {
-                add_tree(path, diff.added); // renamed into place whole: its contents are new too
+                add_tree(path, diff.added, added_paths); // renamed into place whole: its contents are new too
             }
         }
         return diff;
@@ -282,9 +283,11 @@ private:
         m_linked.erase(found);
     }
 
-    void add_tree(const std::string& rel, std::vector<Entry>& added) const {
+    // Nested new trees (a new sub/ inside a replaced pkg/) are walked twice: each path is
+    // journaled once.
+    void add_tree(const std::string& rel, std::vector<Entry>& added, std::set<std::string>& seen) const {
         for (const auto& [path, state] : snapshot_below(m_target.layout, rel, m_target.store_root).states) {
-            if (m_touched.count(path) == 0) {
+            if (m_touched.count(path) == 0 && seen.insert(path).second) {
                 Entry entry;
                 entry.path = path;
                 entry.after = state;

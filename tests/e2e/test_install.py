@@ -170,6 +170,26 @@ class TouchCapture(InstallCase):
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_package_replaced_with_a_new_subdirectory_rolls_back_and_redoes(self):
+        # pip's upgrade: the old package directory stashed away, a new one made with a new
+        # subdirectory inside; every new path is journaled once, so undo and redo are exact.
+        before = tree_hash(self.venv)
+        proc = self.venvtx("run", "--", "sh", "-c",
+                           "cd \"$VIRTUAL_ENV\"/lib/python3*/site-packages && mv sglang sglang.stash && "
+                           "mkdir -p sglang/sub && echo 'v = 2' > sglang/__init__.py && "
+                           "touch sglang/sub/__init__.py && echo 'x = 1' > sglang/sub/deep.py && rm -r sglang.stash")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        upgraded = tree_hash(self.venv)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        proc = self.venvtx("rollback", "--redo")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertTreeEqual(upgraded, tree_hash(self.venv))
+        with self.store_index() as db:
+            duplicates = db.execute("SELECT tx_id, path, COUNT(*) FROM entries GROUP BY tx_id, path "
+                                    "HAVING COUNT(*) > 1").fetchall()
+        self.assertEqual(duplicates, [])
+
     def test_changes_through_a_symlinked_directory_and_dir_fds(self):
         before = tree_hash(self.venv)
         lib64 = os.path.join(self.venv, "lib64")
