@@ -62,9 +62,11 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
     }
     sources.owns_every_node = command;
     MaterializeResult result = materialize(context.layout, store.objects(), entries, Side::before, sources);
-    result.moved.insert(result.moved.end(), unstored.begin(), unstored.end());
+    if (result.unrestored.empty()) {
+        result.moved.insert(result.moved.end(), unstored.begin(), unstored.end());
+        Fs::instance().remove_tree(store.objects().staging_dir(tx));
+    } // else staging keeps the pre-images that could not go back: nothing is deleted unplaced
     history.forget_objects(result.moved);
-    Fs::instance().remove_tree(store.objects().staging_dir(tx));
     result.unrestored.insert(result.unrestored.end(), unknown.begin(), unknown.end());
     return result.unrestored;
 }

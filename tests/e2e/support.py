@@ -48,10 +48,14 @@ def tree_hash(root):
                 result[rel] = ("link", mode, 0, os.readlink(path))
             elif stat.S_ISDIR(st.st_mode):
                 result[rel] = ("dir", mode, 0, "")
-            else:
+            elif stat.S_ISREG(st.st_mode):
                 with open(path, "rb") as f:
                     digest = hashlib.sha256(f.read()).hexdigest()
                 result[rel] = ("file", mode, st.st_size, digest)
+            else:  # a fifo, socket or device node, by its type (opening a fifo would block)
+                kind = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "chardev",
+                        stat.S_IFBLK: "blockdev"}.get(stat.S_IFMT(st.st_mode), "node")
+                result[rel] = (kind, mode, 0, "")
         # os.walk does not descend into symlinked dirs; they are recorded as links above.
     return result
 

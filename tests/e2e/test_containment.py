@@ -2,7 +2,7 @@
 
 Every test builds a SENTINEL tree outside the venv (files, a subdirectory, symlinks), points a
 symlink, a hard link or a swap at it (or attacks the store, the history or the probe), runs
-venvtx, and checks with its own hashing (tree_hash below, plain lstat + hashlib) that
+venvtx, and checks with its own hashing (support.tree_hash: plain lstat + hashlib) that
   (a) the sentinel tree is byte-identical afterwards (invariant 3),
   (b) the venv is in the state the verdict claims: its before-state, or the verdict names every
       path that is not, and never says "restored" when it is not (invariants 1 and 7),
@@ -15,6 +15,7 @@ nothing changed); one that goes ahead must not follow the symlink, and its rollb
 before-state back exactly, symlinks as symlinks.
 """
 import hashlib
+import json
 import os
 import random
 import re
@@ -26,36 +27,8 @@ import textwrap
 import time
 import unittest
 
-from support import IGNORED_TOP, VENVTX, VenvTestCase, story_template, tree_diff
+from support import VENVTX, VenvTestCase, story_template, tree_diff, tree_hash
 
-
-def tree_hash(root):
-    """support.tree_hash, but a fifo, socket or device node is recorded by its type and mode
-    (support's would open it: reading a fifo blocks forever). Plain os.lstat and hashlib."""
-    result = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        if rel_dir == ".":
-            dirnames[:] = [d for d in dirnames if d not in IGNORED_TOP]
-            filenames = [f for f in filenames if f not in IGNORED_TOP]
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            rel = os.path.normpath(os.path.join(rel_dir, name))
-            st = os.lstat(path)
-            mode = stat.S_IMODE(st.st_mode)
-            if stat.S_ISLNK(st.st_mode):
-                result[rel] = ("link", mode, 0, os.readlink(path))
-            elif stat.S_ISDIR(st.st_mode):
-                result[rel] = ("dir", mode, 0, "")
-            elif stat.S_ISREG(st.st_mode):
-                with open(path, "rb") as f:
-                    digest = hashlib.sha256(f.read()).hexdigest()
-                result[rel] = ("file", mode, st.st_size, digest)
-            else:
-                kind = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "chardev",
-                        stat.S_IFBLK: "blockdev"}.get(stat.S_IFMT(st.st_mode), "node")
-                result[rel] = (kind, mode, 0, "")
-    return result
 
 T = 60  # seconds: the most any single venvtx call here may take
 
@@ -454,6 +427,47 @@ class SwapBetweenPlanAndCapture(ContainmentCase):
 
     def test_swap_then_failing_probe_restores_without_following(self):
         self.check(after_probe_fails=True)
+
+
+class SwapAfterACrash(ContainmentCase):
+    """venvtx killed in the middle of a removal (VENVTX_FAILPOINT), then, before `recover`, the
+    half-captured package directory is moved aside and a symlink to a copy in the sentinel put
+    in its place: recovery must not write through it, and must say what it could not restore."""
+
+    def test_recover_after_a_swap_does_not_follow_the_link(self):
+        args = ["remove", "sglang", "--no-baseline"]
+        points = [4, 8, 12]
+        for point in points:
+            with self.subTest(failpoint=point):
+                shutil.rmtree(self.venv)
+                subprocess.run(["cp", "-a", os.path.join(story_template(), "venv"), self.venv], check=True)
+                shutil.rmtree(os.path.join(self.sentinel, "sglang-copy"), ignore_errors=True)
+                self.snapshot()
+                killed = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(point)), timeout=T)
+                self.assertEqual(killed.returncode, -9, self.verdict(killed))
+                package = self.in_site("sglang")
+                if not os.path.isdir(package):
+                    continue  # the kill came after the directory went: nothing to swap
+                shutil.copytree(package, os.path.join(self.sentinel, "sglang-copy"), symlinks=True)
+                self.snapshot_sentinel_only()
+                os.rename(package, self.in_site("sglang.moved-aside"))
+                os.symlink(os.path.join(self.sentinel, "sglang-copy"), package)
+                recovered = self.venvtx("--json", "recover", timeout=T)
+                self.assertSentinelIntact(proc=recovered)
+                self.assertIn(recovered.returncode, (0, 1, 5), self.verdict(recovered))
+                self.assertNoByteLost()
+                after = tree_hash(self.venv)
+                changed = [p for p in set(self.before) | set(after) if self.before.get(p) != after.get(p)]
+                swapped = (self.rel("sglang"), self.rel("sglang.moved-aside"))
+                self.assertEqual([p for p in changed if not p.startswith(swapped)], [],
+                                 "recover changed paths the swap did not touch" + self.verdict(recovered))
+                self.assertTrue(os.path.islink(package), "recover replaced the link it found")
+                if recovered.returncode == 0:
+                    doc = json.loads(recovered.stdout)["recovered"][0]
+                    self.assertEqual(doc["state"], "rolled_back")
+                    self.assertFalse(doc["restored"], recovered.stdout)
+                    self.assertTrue(any(p.startswith(self.rel("sglang")) for p in doc["unrestored"]),
+                                    doc["unrestored"])
 
 
 class TheStoreItself(ContainmentCase):
