@@ -181,10 +181,12 @@ void Fs::remove_tree(const stdfs::path& path) {
     }
     std::vector<std::string> names;
     {
-        DIR* dir = ::fdopendir(Confinement::instance().open_dir(path).release());
+        UniqueFd fd = Confinement::instance().open_dir(path);
+        DIR* dir = ::fdopendir(fd.get());
         if (dir == nullptr) {
             fail("opendir", path, errno);
         }
+        fd.release(); // the DIR owns it now
         while (const dirent* entry = ::readdir(dir)) {
             std::string name = entry->d_name;
             if (name != "." && name != "..") {

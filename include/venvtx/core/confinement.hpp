@@ -26,7 +26,6 @@ class Confinement {
     // The roots mutations may happen beneath (absolute). A root inside another root is reached
     // through it, so a store inside the venv is contained by the venv's rules too.
     void set_roots(std::vector<std::filesystem::path> roots);
-    const std::vector<std::filesystem::path>& roots() const { return m_roots; }
 
     // Whether `path` lies lexically beneath a root (".." components never do).
     bool contains(const std::filesystem::path& path) const;
