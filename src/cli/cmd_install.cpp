@@ -32,7 +32,7 @@ Command register_install(CLI::App& parent) {
                 CommandOptions options{"install",
                                        installer_command(context.layout, flags->installer, flags->specs,
                                                          global.passthrough),
-                                       flags->capture.copy, flags->capture.capture, flags->specs,
+                                       flags->capture.copy, capture_mode_from(flags->capture.capture), flags->specs,
                                        flags->mutation.resolve()};
                 return finish(out, run_command_transaction(context, options));
             }};

@@ -25,7 +25,7 @@ Command register_run(CLI::App& parent) {
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
-                CommandOptions options{"run", global.passthrough, flags->capture.copy, flags->capture.capture, {},
+                CommandOptions options{"run", global.passthrough, flags->capture.copy, capture_mode_from(flags->capture.capture), {},
                                        flags->mutation.resolve()};
                 return finish(out, run_command_transaction(context, options));
             }};

@@ -192,14 +192,13 @@ private:
     std::map<std::string, InodeFacts> m_inodes;
 };
 
-// --capture auto: touch where the kernel allows it, unless --copy asks for link capture.
 // --capture auto: touch where the kernel allows it, unless --copy asks for link capture or
 // an install would rewrite a large share of the venv (see capture_choice.hpp).
 bool use_touch_capture(const Context& context, const CommandOptions& options) {
-    if (options.capture == "link") {
+    if (options.capture == CaptureMode::link) {
         return false;
     }
-    if (options.capture == "touch") {
+    if (options.capture == CaptureMode::touch) {
         if (options.copy_small_files) {
             throw usage_error("--copy goes with --capture link (touch capture copies what is written in place anyway)");
         }
@@ -208,9 +207,6 @@ bool use_touch_capture(const Context& context, const CommandOptions& options) {
                               "which this system refuses; use --capture link");
         }
         return true;
-    }
-    if (options.capture != "auto") {
-        throw usage_error("--capture takes auto, touch or link, not '" + options.capture + "'");
     }
     if (options.copy_small_files || !MutationTrap::supported()) {
         return false;
@@ -223,6 +219,19 @@ bool use_touch_capture(const Context& context, const CommandOptions& options) {
 }
 
 } // namespace
+
+CaptureMode capture_mode_from(const std::string& text) {
+    if (text == "auto") {
+        return CaptureMode::automatic;
+    }
+    if (text == "touch") {
+        return CaptureMode::touch;
+    }
+    if (text == "link") {
+        return CaptureMode::link;
+    }
+    throw usage_error("--capture takes auto, touch or link, not '" + text + "'");
+}
 
 std::vector<std::string> installer_command(const VenvLayout& layout, const std::string& installer,
                                            const std::vector<std::string>& specs,

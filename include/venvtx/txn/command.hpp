@@ -11,11 +11,17 @@
 
 namespace venvtx {
 
+// --capture: see command_capture.hpp; automatic picks touch or link per command.
+enum class CaptureMode { automatic, touch, link };
+
+// "auto", "touch" or "link"; anything else is a usage Error.
+CaptureMode capture_mode_from(const std::string& text);
+
 struct CommandOptions {
     std::string kind;                // "install" or "run"
     std::vector<std::string> argv;   // the command to run
     bool copy_small_files = false;   // --copy (link capture)
-    std::string capture = "auto";    // --capture auto|touch|link
+    CaptureMode capture = CaptureMode::automatic;
     std::vector<std::string> specs;  // install: what it names (auto capture looks at their size)
     MutationOptions mutation;
 };
