@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The story, end to end, on a demo venv this script builds itself (real wheels, real pip, real
-# ELF libraries): removing the cu13 "contaminants" breaks `import torch` -> venvtx restores every
-# byte; a harmless removal commits; rollback undoes it; log shows the history.
+# ELF libraries): removing the cu13 "contaminants" breaks `import torch` -> previewed, the live
+# venv never sees it; in place (--preview never), venvtx restores every byte; a harmless removal
+# commits; rollback undoes it; log shows the history.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$repo/scripts/setup.sh"
@@ -15,13 +16,19 @@ tree() { (cd "$demo/venv" && find . -path ./.venvtx -prune -o -path ./.lock -pru
           sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); }
 export VENVTX_FAKE_GPUS=2   # the demo's stand-in torch reports two GPUs
 
+same_as_before() {
+  echo "tree hash before: $before   after: $(tree)"
+  [ "$before" = "$(tree)" ] && echo "byte-identical: yes" || { echo "byte-identical: NO"; exit 1; }
+}
 before=$(tree)
 set +e
 venvtx remove 'nvidia-*-cu13' --probe "import torch"
-echo "(exit code $?: probe failed, everything restored)"
+echo "(exit code $?: the probe failed in a private preview; the live venv was never changed)"
+same_as_before
+venvtx remove 'nvidia-*-cu13' --preview never --probe "import torch"
+echo "(exit code $?: removed in place, the probe failed, every byte restored)"
 set -e
-echo "tree hash before: $before   after: $(tree)"
-[ "$before" = "$(tree)" ] && echo "byte-identical: yes" || { echo "byte-identical: NO"; exit 1; }
+same_as_before
 
 venvtx remove sglang 'flash*' --probe "import torch"
 venvtx rollback

@@ -14,6 +14,7 @@ struct InstallFlags {
     std::string installer = "auto";
     CaptureFlags capture;
     MutationFlags mutation;
+    PreviewFlags preview;
 };
 
 } // namespace
@@ -26,6 +27,7 @@ Command register_install(CLI::App& parent) {
     app->add_option("--installer", flags->installer, "auto (uv when on PATH, else pip), pip or uv");
     flags->capture.add_to(*app);
     flags->mutation.add_to(*app);
+    flags->preview.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
@@ -34,6 +36,7 @@ Command register_install(CLI::App& parent) {
                                                          global.passthrough),
                                        flags->capture.copy, capture_mode_from(flags->capture.capture), flags->specs,
                                        flags->mutation.resolve()};
+                flags->preview.apply_to(options.mutation);
                 return finish(out, run_command_transaction(context, options));
             }};
 }

@@ -12,7 +12,10 @@ namespace {
 struct RemoveFlags {
     std::vector<std::string> patterns;
     MutationFlags mutation;
+    PreviewFlags preview;
     bool keep_going = false;
+    std::size_t jobs = 0;
+    bool no_system_fallback = false;
 };
 
 } // namespace
@@ -23,11 +26,19 @@ Command register_remove(CLI::App& parent) {
         "remove", "uninstall every distribution whose normalized name matches a shell glob");
     app->add_option("pattern", flags->patterns, "name or glob, e.g. 'nvidia-*-cu13'")->required();
     flags->mutation.add_to(*app);
+    flags->preview.add_to(*app);
     app->add_flag("--keep-going", flags->keep_going,
-                  "if the probe fails, commit the largest subset whose removal passes");
+                  "if the probe fails, commit the largest subset whose removal passes (exact for up to 8 "
+                  "distributions that interact)");
+    app->add_option("--jobs", flags->jobs, "--keep-going: candidate subsets previewed side by side (default 4)")
+        ->check(k_positive);
+    app->add_flag("--no-system-fallback", flags->no_system_fallback,
+                  "--keep-going: keep a distribution whose libraries would otherwise come from a system copy");
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
-                RemoveOptions options{flags->patterns, flags->mutation.resolve(), flags->keep_going};
+                RemoveOptions options{flags->patterns, flags->mutation.resolve(), flags->keep_going, flags->jobs,
+                                      flags->no_system_fallback};
+                flags->preview.apply_to(options.mutation);
                 Context context = make_context(global, out);
                 return finish(out, remove_distributions(context, options));
             }};

@@ -12,6 +12,7 @@ namespace {
 struct RunFlags {
     CaptureFlags capture;
     MutationFlags mutation;
+    PreviewFlags preview;
 };
 
 } // namespace
@@ -22,11 +23,13 @@ Command register_run(CLI::App& parent) {
         "run", "run any command that mutates the venv (after --), with VIRTUAL_ENV and PATH set, as one transaction");
     flags->capture.add_to(*app);
     flags->mutation.add_to(*app);
+    flags->preview.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
                 CommandOptions options{"run", global.passthrough, flags->capture.copy, capture_mode_from(flags->capture.capture), {},
                                        flags->mutation.resolve()};
+                flags->preview.apply_to(options.mutation);
                 return finish(out, run_command_transaction(context, options));
             }};
 }

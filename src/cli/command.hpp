@@ -54,6 +54,16 @@ struct MutationFlags {
     MutationOptions resolve() const;
 };
 
+// --preview and --probe-live, shared by remove, install and run.
+struct PreviewFlags {
+    std::string preview = "auto";
+    bool probe_live = false;
+
+    void add_to(CLI::App& app);
+    // Sets the preview options; a bad --preview value is a usage Error.
+    void apply_to(MutationOptions& options) const;
+};
+
 // --capture and --copy, shared by install and run.
 struct CaptureFlags {
     std::string capture = "auto";

@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/core/confinement.hpp"
+#include "venvtx/txn/preview.hpp"
 #include "venvtx/txn/report.hpp"
 
 #include <cerrno>
@@ -29,6 +30,18 @@ const CLI::Validator k_transaction_id(
     },
     "TX");
 
+void PreviewFlags::add_to(CLI::App& app) {
+    app.add_option("--preview", preview,
+                   "auto (make the change in a private overlay view first and probe it there, where the system "
+                   "allows it), always, or never (change the venv in place, restore if the probe fails)");
+    app.add_flag("--probe-live", probe_live, "after a previewed change is applied, probe the live venv too");
+}
+
+void PreviewFlags::apply_to(MutationOptions& options) const {
+    options.preview = preview_mode_from(preview);
+    options.probe_live = probe_live;
+}
+
 void CaptureFlags::add_to(CLI::App& app) {
     app.add_option("--capture", capture,
                    "auto (touch where the kernel allows it), touch (keep each file's pre-image the moment "
@@ -42,7 +55,8 @@ void MutationFlags::add_to(CLI::App& app) {
         ->check(k_positive);
     app.add_option("--gpus", gpus, "GPUs the probe must see: auto (as many as the baseline), none, or N");
     app.add_flag("--no-baseline", no_baseline, "skip the probe before the change");
-    app.add_flag("--dry-run", dry_run, "show the plan, change nothing");
+    app.add_flag("--dry-run", dry_run,
+                 "show the plan, change nothing (remove with --probe: a what-if, probed in a private view)");
     app.add_flag("--force", force, "go on past a drift refusal, storing whatever it overwrites first");
     app.add_option("--wait", wait, "seconds to wait for another venvtx or uv holding the venv (default: exit 5 at once)");
 }

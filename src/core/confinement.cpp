@@ -100,6 +100,12 @@ void Confinement::set_roots(std::vector<stdfs::path> roots) {
     m_roots = std::move(roots);
 }
 
+void Confinement::add_root(const stdfs::path& root) {
+    std::vector<stdfs::path> roots = m_roots;
+    roots.push_back(root);
+    set_roots(std::move(roots));
+}
+
 bool Confinement::split(const stdfs::path& path, stdfs::path& root, std::string& rel) const {
     stdfs::path normal = path.lexically_normal();
     for (const auto& part : normal) {

@@ -52,6 +52,8 @@ std::vector<GpuResult> read_gpus(const nlohmann::json& items) {
     return gpus;
 }
 
+} // namespace
+
 void judge_gpus(ProbeReport& report, std::optional<int> expected) {
     if (!report.passed || !report.gpus) {
         return;
@@ -75,8 +77,6 @@ void judge_gpus(ProbeReport& report, std::optional<int> expected) {
                        std::to_string(seen);
     }
 }
-
-} // namespace
 
 GpuExpectation parse_gpu_expectation(const std::string& text) {
     if (text == "auto") {

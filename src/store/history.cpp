@@ -9,7 +9,7 @@ namespace {
 
 const char* k_select_transaction =
     "SELECT id, kind, state, started_at, finished_at, argv, baseline, probe, undoes, undone_by, "
-    "message, restored, unrestored FROM transactions";
+    "message, restored, unrestored, preview, live_probe FROM transactions";
 
 void bind_state(Statement& statement, int first, const NodeState& state) {
     statement.bind(first, std::string(node_type_name(state.type)))
@@ -98,10 +98,12 @@ std::int64_t History::begin(const std::string& kind, const nlohmann::json& argv,
 
 std::int64_t History::record_aborted(const std::string& kind, const nlohmann::json& argv,
                                      const std::vector<PackageChange>& packages,
-                                     const nlohmann::json& baseline, const std::string& message) {
+                                     const std::optional<nlohmann::json>& baseline, const std::string& message) {
     std::vector<Entry> none;
     std::int64_t id = begin(kind, argv, packages, none);
-    set_probe(id, "baseline", baseline);
+    if (baseline) {
+        set_probe(id, "baseline", *baseline);
+    }
     set_state(id, TxState::aborted, message);
     return id;
 }
@@ -272,6 +274,8 @@ TransactionRecord History::read_transaction(Statement& row) {
     if (auto unrestored = optional_json(row, 12)) {
         record.unrestored = unrestored->get<std::vector<std::string>>();
     }
+    record.preview = optional_json(row, 13);
+    record.live_probe = optional_json(row, 14);
     Statement packages = m_db.prepare("SELECT name, before, after FROM packages WHERE tx_id = ? ORDER BY rowid");
     packages.bind(1, record.id);
     while (packages.step()) {

@@ -10,7 +10,9 @@
 #include "venvtx/txn/capture.hpp"
 #include "venvtx/txn/capture_choice.hpp"
 #include "venvtx/txn/command_capture.hpp"
+#include "venvtx/preview/upper_layer.hpp"
 #include "venvtx/txn/engine.hpp"
+#include "venvtx/txn/preview.hpp"
 #include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/snapshot.hpp"
 #include "venvtx/venv/inventory.hpp"
@@ -54,6 +56,34 @@ std::string last_line(std::string text) {
     return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
+SubprocessSpec command_spec(const Context& context, const CommandOptions& options) {
+    SubprocessSpec spec;
+    spec.argv = options.argv;
+    spec.env["VIRTUAL_ENV"] = context.layout.root.string();
+    const char* path = std::getenv("PATH");
+    spec.env["PATH"] = context.layout.scripts.string() + (path ? std::string(":") + path : "");
+    spec.env["PYTHONHOME"] = std::nullopt;
+    spec.inherit_output = !context.out.json();
+    return spec;
+}
+
+// "pip install" for `python -m pip install ...`, "uv pip" for uv, else the program's name.
+std::string command_name(const std::vector<std::string>& argv) {
+    if (argv.size() >= 4 && argv[1] == "-m") {
+        return argv[2] + " " + argv[3];
+    }
+    std::string name = stdfs::path(argv.front()).filename().string();
+    return argv.size() >= 3 && name == "uv" ? "uv " + argv[1] + " " + argv[2] : name;
+}
+
+void check_exit(const std::vector<std::string>& argv, const SubprocessResult& result) {
+    if (result.exit_code != 0) {
+        std::string detail = last_line(result.err); // captured under --json only
+        throw Error(ExitCode::usage, command_name(argv) + " exited with status " +
+                                         std::to_string(result.exit_code) + (detail.empty() ? "" : ": " + detail));
+    }
+}
+
 class CommandApply {
 public:
     CommandApply(const Context& context, const CommandOptions& options, Store& store, MutationLock& lock,
@@ -75,7 +105,7 @@ public:
         std::unique_ptr<CommandCapture> capture =
             m_touch ? make_touch_capture(target, m_store.history())
                     : make_link_capture(target, plan.entries, std::move(m_inodes), m_options.copy_small_files);
-        SubprocessSpec spec = command_spec();
+        SubprocessSpec spec = command_spec(m_context, m_options);
         capture->prepare(spec);
         lap(m_touch ? "watching the command" : capture->describe());
         auto versions_before = installed_versions(m_context.layout);
@@ -124,17 +154,6 @@ private:
         spawn_detached({"rm", "-rf", "--one-file-system", target.string()});
     }
 
-    SubprocessSpec command_spec() const {
-        SubprocessSpec spec;
-        spec.argv = m_options.argv;
-        spec.env["VIRTUAL_ENV"] = m_context.layout.root.string();
-        const char* path = std::getenv("PATH");
-        spec.env["PATH"] = m_context.layout.scripts.string() + (path ? std::string(":") + path : "");
-        spec.env["PYTHONHOME"] = std::nullopt;
-        spec.inherit_output = !m_context.out.json();
-        return spec;
-    }
-
     void run_command(const SubprocessSpec& spec) {
         bool uv = stdfs::path(m_options.argv.front()).filename() == "uv";
         if (uv) {
@@ -144,22 +163,7 @@ private:
         if (uv) {
             m_lock.venv_lock().reacquire();
         }
-        if (result.exit_code != 0) {
-            std::string detail = last_line(result.err); // captured under --json only
-            throw Error(ExitCode::usage, command_name() + " exited with status " +
-                                             std::to_string(result.exit_code) +
-                                             (detail.empty() ? "" : ": " + detail));
-        }
-    }
-
-    // "pip install" for `python -m pip install ...`, "uv pip" for uv, else the program's name.
-    std::string command_name() const {
-        const auto& argv = m_options.argv;
-        if (argv.size() >= 4 && argv[1] == "-m") {
-            return argv[2] + " " + argv[3];
-        }
-        std::string name = stdfs::path(argv.front()).filename().string();
-        return argv.size() >= 3 && name == "uv" ? "uv " + argv[1] + " " + argv[2] : name;
+        check_exit(m_options.argv, result);
     }
 
     std::vector<std::pair<std::string, std::uint64_t>> hash_pre_images(const stdfs::path& staging,
@@ -218,6 +222,34 @@ bool use_touch_capture(const Context& context, const CommandOptions& options) {
     return !estimate.prefer_link();
 }
 
+TransactionPlan in_place_plan(const Context& context, const CommandOptions& options, Store& store, MutationLock& lock,
+                              bool touch) {
+    TransactionPlan plan;
+    plan.kind = options.kind;
+    std::map<std::string, InodeFacts> inodes;
+    if (!touch) { // link capture journals the whole venv first
+        auto started = std::chrono::steady_clock::now();
+        VenvSnapshot snapshot = snapshot_venv(context.layout, store.root());
+        context.out.debug("snapshot of " + std::to_string(snapshot.states.size()) + " paths: " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::steady_clock::now() - started).count()) + " ms");
+        for (const auto& [path, state] : snapshot.states) {
+            Entry entry;
+            entry.path = path;
+            entry.before = state;
+            entry.after = state;
+            entry.progress = EntryProgress::snapshot;
+            plan.entries.push_back(std::move(entry));
+        }
+        inodes = std::move(snapshot.inodes);
+    }
+    plan.apply = CommandApply(context, options, store, lock, touch, std::move(inodes));
+    plan.restore = [&context, &store, kind = options.kind](std::int64_t tx) {
+        return restore_journaled(context, store, tx, kind); // also right when the command failed halfway
+    };
+    return plan;
+}
+
 } // namespace
 
 CaptureMode capture_mode_from(const std::string& text) {
@@ -262,37 +294,49 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     if (!find_program(options.argv.front())) {
         throw usage_error("command not found: " + options.argv.front() + " (nothing was changed)");
     }
+    if (options.mutation.dry_run && !options.mutation.probe.code.empty() &&
+        options.mutation.preview != PreviewMode::never) {
+        return run_what_if(context, options.mutation, command_name(options.argv),
+                           [&] {
+                               check_exit(options.argv, run_subprocess(command_spec(context, options)));
+                               return nlohmann::json::object();
+                           },
+                           {{"argv", options.argv}});
+    }
     if (options.mutation.dry_run) {
         context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");
         return {};
     }
-    bool touch = use_touch_capture(context, options);
+    bool previewing = preview_skipped(options.mutation).empty();
+    std::optional<bool> touch;
+    if (!previewing) {
+        touch = use_touch_capture(context, options); // a bad --capture is refused before the store exists
+    }
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();
-    TransactionPlan plan;
-    plan.kind = options.kind;
-    std::map<std::string, InodeFacts> inodes;
-    if (!touch) { // link capture journals the whole venv first
-        auto started = std::chrono::steady_clock::now();
-        VenvSnapshot snapshot = snapshot_venv(context.layout, store.root());
-        context.out.debug("snapshot of " + std::to_string(snapshot.states.size()) + " paths: " +
-                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             std::chrono::steady_clock::now() - started).count()) + " ms");
-        for (const auto& [path, state] : snapshot.states) {
-            Entry entry;
-            entry.path = path;
-            entry.before = state;
-            entry.after = state;
-            entry.progress = EntryProgress::snapshot;
-            plan.entries.push_back(std::move(entry));
-        }
-        inodes = std::move(snapshot.inodes);
-    }
-    plan.apply = CommandApply(context, options, store, session.lock(), touch, std::move(inodes));
-    plan.restore = [&context, &store, kind = options.kind](std::int64_t tx) {
-        return restore_journaled(context, store, tx, kind); // also right when the command failed halfway
+    auto versions_before = installed_versions(context.layout);
+    PreviewedChange change;
+    change.kind = options.kind;
+    change.in_view = [&] {
+        check_exit(options.argv, run_subprocess(command_spec(context, options)));
+        return nlohmann::json{{"versions", installed_versions(context.layout)}};
     };
-    return run_transaction(context, options.mutation, store, std::move(plan));
+    change.plan = [&](const PreviewResult& preview) {
+        if (!preview.used) {
+            return in_place_plan(context, options, store, session.lock(),
+                                 touch ? *touch : use_touch_capture(context, options));
+        }
+        TransactionPlan plan;
+        plan.kind = options.kind;
+        if (preview.change.contains("versions")) {
+            plan.packages = package_changes(versions_before, preview.change["versions"]);
+        }
+        if (!preview.failure && !preview.probe_failed() && !preview.baseline_failed()) {
+            plan.entries = read_upper_layer(preview.layer, context.layout, hidden_from_preview(context));
+        }
+        return plan;
+    };
+    return run_previewed(context, options.mutation, store, change);
 }
 
 } // namespace venvtx

@@ -5,6 +5,7 @@
 #include "venvtx/core/fs.hpp"
 #include "venvtx/txn/capture.hpp"
 #include "venvtx/txn/materialize.hpp"
+#include "venvtx/txn/report.hpp"
 
 #include <algorithm>
 #include <set>
@@ -15,31 +16,6 @@ namespace {
 
 std::string plural(std::size_t count, const char* noun) {
     return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
-
-std::string gpu_summary(const ProbeReport& report) {
-    if (!report.gpus) {
-        return "";
-    }
-    if (report.gpus->empty()) {
-        return " (no GPU visible)";
-    }
-    std::string text = " (" + plural(report.gpus->size(), "GPU") + ":";
-    for (const auto& gpu : *report.gpus) {
-        text += " " + std::to_string(gpu.index) + "=" + (gpu.name.empty() ? "?" : gpu.name) +
-                (gpu.ok ? " ok" : " FAILED");
-    }
-    return text + ")";
-}
-
-void say_probe(const Output& out, const char* label, const ProbeReport& report) {
-    if (report.passed) {
-        out.say(std::string(label) + " passed in " + std::to_string(report.duration_s).substr(0, 4) +
-                "s" + gpu_summary(report));
-    } else {
-        out.verdict(std::string(label) + " FAILED: " + report.error.value_or("unknown error") +
-                    gpu_summary(report));
-    }
 }
 
 class TransactionRun {
@@ -53,25 +29,30 @@ public:
         std::optional<ProbeReport> baseline;
         bool probing = !m_options.probe.code.empty();
         if (probing && !m_options.no_baseline) {
-            baseline = run_probe(m_context.layout, m_options.probe,
-                                 expected_gpu_count(m_options.probe, nullptr));
-            say_probe(m_context.out, "baseline probe", *baseline);
+            baseline = m_plan.baseline ? *m_plan.baseline
+                                       : run_probe(m_context.layout, m_options.probe,
+                                                   expected_gpu_count(m_options.probe, nullptr));
+            if (!m_plan.previewed) { // a preview said it already
+                say_probe(m_context.out, "baseline probe", *baseline);
+            }
             if (!baseline->passed) {
                 std::int64_t id = history.record_aborted(m_plan.kind, m_context.argv, m_plan.packages,
                                                          probe_report_json(*baseline),
                                                          "baseline probe failed; nothing changed");
+                record_preview(id);
                 m_context.out.verdict("nothing changed: the venv already fails the probe (tx " +
                                       std::to_string(id) + " aborted)");
                 return {ExitCode::baseline_failed, history.find(id)};
             }
         }
         if (!m_plan.apply) {
-            verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, {});
+            verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, after_sources());
         }
         m_tx = history.begin(m_plan.kind, m_context.argv, m_plan.packages, m_plan.entries, m_plan.undoes);
         if (baseline) {
             history.set_probe(m_tx, "baseline", probe_report_json(*baseline));
         }
+        record_preview(m_tx);
         apply();
         try {
             return probe_and_commit(probing, baseline);
@@ -104,11 +85,21 @@ private:
 
     Outcome probe_and_commit(bool probing, const std::optional<ProbeReport>& baseline) {
         History& history = m_store.history();
-        if (probing) {
+        if (m_plan.previewed) {
+            history.set_probe(m_tx, "probe", probe_report_json(*m_plan.previewed));
+        }
+        if (probing && (!m_plan.previewed || m_options.probe_live)) {
             ProbeReport after = run_probe(m_context.layout, m_options.probe,
                                           expected_gpu_count(m_options.probe, baseline ? &*baseline : nullptr));
-            history.set_probe(m_tx, "probe", probe_report_json(after));
-            say_probe(m_context.out, "probe", after);
+            history.set_probe(m_tx, m_plan.previewed ? "live_probe" : "probe", probe_report_json(after));
+            say_probe(m_context.out, m_plan.previewed ? "live probe" : "probe", after);
+            if (m_plan.trial) {
+                restore("trial");
+                history.set_state(m_tx, TxState::rolled_back,
+                                  after.passed ? "keep-going trial: the probe passed"
+                                               : "keep-going trial: the probe failed: " + after.error.value_or(""));
+                return {after.passed ? ExitCode::ok : ExitCode::probe_failed, history.find(m_tx)};
+            }
             if (!after.passed) {
                 restore("probe failed");
                 history.set_state(m_tx, TxState::rolled_back, "probe failed: " + after.error.value_or(""));
@@ -133,7 +124,7 @@ private:
                 m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects);
                 adopt_captured(m_store.objects(), m_tx, m_plan.entries);
                 MaterializeResult applied =
-                    materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, {});
+                    materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, after_sources());
                 if (!applied.unrestored.empty()) {
                     throw Error(ExitCode::internal, "could not bring " + applied.unrestored.front() +
                                                         " to its new state" +
@@ -156,7 +147,7 @@ private:
             if (m_plan.restore) {
                 m_unrestored = m_plan.restore(m_tx);
             } else {
-                MaterializeSources sources{m_tx, m_new_objects};
+                MaterializeSources sources{m_tx, m_new_objects, false, {}};
                 MaterializeResult result =
                     materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
                 m_store.history().forget_objects(result.moved);
@@ -174,6 +165,18 @@ private:
             throw Error(ExitCode::internal, "restore after '" + reason + "' failed: " + error.what() +
                                                 "; run `venvtx recover`");
         }
+    }
+
+    void record_preview(std::int64_t id) {
+        if (!m_plan.preview.is_null()) {
+            m_store.history().set_probe(id, "preview", m_plan.preview);
+        }
+    }
+
+    MaterializeSources after_sources() const {
+        MaterializeSources sources;
+        sources.layer = m_plan.layer;
+        return sources;
     }
 
     void remove_staging() {

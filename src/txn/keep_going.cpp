@@ -1,113 +1,303 @@
-// remove_keep_going: whole set, then the impact-guided guess, then narrowing by probe errors.
+// remove_keep_going: the whole set first (previewed beside the baseline, or in place), then the
+// search of subset_search.hpp with its candidates previewed side by side (or tried in place one
+// by one), then the chosen subset applied to the live venv once.
 #include "venvtx/txn/keep_going.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/txn/preview.hpp"
 #include "venvtx/txn/report.hpp"
+#include "venvtx/txn/subset_search.hpp"
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace venvtx {
 
-namespace stdfs = std::filesystem;
-
 namespace {
 
-std::string probe_error(const Outcome& outcome) {
-    if (!outcome.tx || !outcome.tx->probe) {
-        return {};
-    }
-    return probe_report_from_json(*outcome.tx->probe).error.value_or("");
-}
+// What the impact analysis says about each distribution: whether removing it leaves a soname
+// with nothing to load (risk 2) or with a system copy only (risk 1), and those system copies.
+struct Expectations {
+    std::map<std::string, int> risk;
+    std::map<std::string, std::vector<const LostLibrary*>> lost_by_owner;
+};
 
-// Distributions among `names` one of whose shared libraries the probe error names.
-std::vector<std::string> named_in_error(const RemovalPlan& plan, const std::vector<std::string>& names,
-                                        const std::string& error) {
-    std::vector<std::string> culprits;
-    for (const auto& planned : plan.files) {
-        std::string file = stdfs::path(planned.path).filename().string();
-        if (is_shared_library_name(file) && error.find(file) != std::string::npos &&
-            std::find(names.begin(), names.end(), planned.owner) != names.end() &&
-            std::find(culprits.begin(), culprits.end(), planned.owner) == culprits.end()) {
-            culprits.push_back(planned.owner);
+Expectations expectations_from(const RemovalImpact& impact) {
+    Expectations expected;
+    for (const auto& lost : impact.lost) {
+        bool missing = std::any_of(lost.consumers.begin(), lost.consumers.end(), [](const LibraryConsumer& c) {
+            return c.after.kind == Resolution::Kind::missing;
+        });
+        for (const auto& owner : lost.provider_owners) {
+            expected.risk[owner] = std::max(expected.risk[owner], missing ? 2 : 1);
+            expected.lost_by_owner[owner].push_back(&lost);
         }
     }
-    return culprits;
+    return expected;
 }
 
-// Later attempts skip the baseline but keep its GPU expectation.
-MutationOptions attempt_options(MutationOptions options, const Outcome& first) {
-    options.no_baseline = true;
-    if (options.probe.gpus.mode == GpuExpectation::Mode::automatic && first.tx && first.tx->baseline) {
-        ProbeReport baseline = probe_report_from_json(*first.tx->baseline);
-        if (baseline.gpus) {
-            options.probe.gpus = {GpuExpectation::Mode::exact, static_cast<int>(baseline.gpus->size())};
-        }
+// "libcudnn.so.9 -> /usr/lib/libcudnn.so.9" for each soname of `name` that no distribution left
+// after removing `removed` provides, where the loader then takes a system copy.
+std::vector<std::string> system_copies(const Expectations& expected, const std::string& name,
+                                       const std::vector<std::string>& removed) {
+    std::vector<std::string> copies;
+    auto found = expected.lost_by_owner.find(name);
+    if (found == expected.lost_by_owner.end()) {
+        return copies;
     }
-    return options;
-}
-
-} // namespace
-
-Outcome remove_keep_going(const Context& context, const MutationOptions& options, Store& store,
-                          const PlannedRemoval& planned) {
-    if (options.probe.code.empty()) {
-        throw usage_error("--keep-going needs --probe CODE: it searches for what the probe tolerates");
-    }
-    Outcome outcome = run_transaction(context, options, store, removal_transaction(planned.plan));
-    int probes = (options.no_baseline ? 0 : 1) + (outcome.tx && outcome.tx->probe ? 1 : 0);
-    std::vector<std::int64_t> attempts = {outcome.tx ? outcome.tx->id : 0};
-    std::map<std::string, std::string> kept;
-    if (outcome.code == ExitCode::probe_failed) {
-        std::string error = probe_error(outcome);
-        context.out.verdict("keep-going: the whole set failed the probe (" + error + ")");
-        for (const auto& lost : planned.impact.lost) {
-            for (const auto& owner : lost.provider_owners) {
-                kept.emplace(owner, lost.soname + " needed by " +
-                                        display_path(context.layout, lost.consumers.front().path) + " (" +
-                                        lost.consumers.front().owner + ")");
+    for (const LostLibrary* lost : found->second) {
+        bool all_gone = std::all_of(lost->provider_owners.begin(), lost->provider_owners.end(), [&](const auto& o) {
+            return std::find(removed.begin(), removed.end(), o) != removed.end();
+        });
+        for (const auto& consumer : lost->consumers) {
+            if (all_gone && consumer.after.kind == Resolution::Kind::system) {
+                copies.push_back(lost->soname + " -> " + consumer.after.path);
+                break;
             }
         }
+    }
+    return copies;
+}
+
+std::string joined(const std::vector<std::string>& names, const char* separator = ", ") {
+    std::string text;
+    for (const auto& name : names) {
+        text += (text.empty() ? "" : separator) + name;
+    }
+    return text;
+}
+
+std::string probe_error(const std::optional<nlohmann::json>& report) {
+    return report ? probe_report_from_json(*report).error.value_or("") : "";
+}
+
+class KeepGoing {
+public:
+    KeepGoing(const Context& context, const RemoveOptions& options, Store& store, const PlannedRemoval& planned)
+        : m_context(context), m_options(options), m_store(store), m_planned(planned),
+          m_expected(expectations_from(planned.impact)) {}
+
+    Outcome run() {
+        std::vector<std::string> candidates = choose_candidates();
+        if (candidates.empty()) {
+            throw usage_error("--keep-going --no-system-fallback: every named distribution would leave a library "
+                              "to a system copy; nothing to try (nothing was changed)");
+        }
+        m_previewing = preview_skipped(m_options.mutation).empty();
+        Outcome outcome = try_whole(candidates);
+        if (outcome.code == ExitCode::baseline_failed || m_whole.passed) {
+            if (m_whole.passed) {
+                m_search.trials = {m_whole};
+            }
+            return report(std::move(outcome), m_whole.passed ? candidates : std::vector<std::string>{});
+        }
+        m_candidate_options = candidate_options();
+        SubsetSearch search = largest_passing_subset(
+            candidates, m_whole, [&](const auto& sets) { return run_trials(sets); },
+            [&](const std::string& name) { return m_expected.risk.count(name) ? m_expected.risk.at(name) : 0; },
+            m_previewing ? jobs() : 1);
+        m_search = search;
+        if (!search.removed.empty()) {
+            outcome = apply(search.removed);
+        }
+        return report(std::move(outcome), search.removed);
+    }
+
+private:
+    // --no-system-fallback: a distribution whose libraries would then come from the system is
+    // kept without a probe.
+    std::vector<std::string> choose_candidates() {
         std::vector<std::string> candidates;
-        for (const Distribution* dist : planned.plan.targets) {
-            if (kept.count(dist->name) == 0) {
+        for (const Distribution* dist : m_planned.plan.targets) {
+            std::vector<std::string> copies = system_copies(m_expected, dist->name, {dist->name});
+            if (m_options.no_system_fallback && !copies.empty()) {
+                m_refused[dist->name] = "its " + joined(copies) + " would come from the system (--no-system-fallback)";
+            } else {
                 candidates.push_back(dist->name);
             }
         }
-        for (const auto& culprit : named_in_error(planned.plan, candidates, error)) {
-            kept.emplace(culprit, "the probe error names its library: " + error);
-            candidates.erase(std::find(candidates.begin(), candidates.end(), culprit));
+        return candidates;
+    }
+
+    Outcome try_whole(const std::vector<std::string>& names) {
+        TransactionPlan plan = removal_transaction(plan_for(names));
+        m_whole.removed = names;
+        std::sort(m_whole.removed.begin(), m_whole.removed.end());
+        if (m_previewing) {
+            PreviewArea area(m_context.store_root);
+            RemovalPlan removal = plan_for(names);
+            PreviewResult preview = run_preview(m_context, m_options.mutation, area,
+                                                [&] { return remove_in_view(m_context.layout, removal); });
+            m_previewing = preview.used;
+            m_baseline = preview.baseline;
+            if (preview.used && !preview.baseline_failed()) {
+                m_probes += 1 + (preview.baseline ? 1 : 0);
+                m_whole.passed = !preview.failure && preview.probe && preview.probe->passed;
+                m_whole.error = preview.failure ? *preview.failure : preview.probe ? preview.probe->error.value_or("") : "";
+                if (m_whole.passed) {
+                    m_previewed[m_whole.removed] = *preview.probe;
+                    return apply(names);
+                }
+                say_baseline();
+                std::int64_t id = record_failed_preview(m_context, m_store, "remove", plan.packages, preview);
+                m_context.out.verdict("keep-going: removing all " + std::to_string(names.size()) +
+                                      " failed the probe in a private view: " + m_whole.error);
+                return {ExitCode::probe_failed, m_store.history().find(id)};
+            }
+            plan.baseline = preview.baseline; // in place from here (or nothing: the baseline failed)
         }
-        MutationOptions next = attempt_options(options, outcome);
-        while (!candidates.empty()) {
-            context.out.say("keep-going: trying without " + std::to_string(kept.size()) + " distribution(s)");
-            std::vector<Distribution> inventory = scan_inventory(context.layout);
-            RemovalPlan plan = plan_removal(context.layout, inventory, candidates, context.store_root);
-            outcome = run_transaction(context, next, store, removal_transaction(plan));
-            ++probes;
-            attempts.push_back(outcome.tx ? outcome.tx->id : 0);
-            if (outcome.code != ExitCode::probe_failed) {
-                break;
+        Outcome outcome = run_transaction(m_context, m_options.mutation, m_store, std::move(plan));
+        if (outcome.tx && outcome.tx->baseline) {
+            m_baseline = probe_report_from_json(*outcome.tx->baseline);
+        }
+        m_probes += (m_baseline ? 1 : 0) + (outcome.tx && outcome.tx->probe ? 1 : 0);
+        m_whole.passed = outcome.code == ExitCode::ok;
+        m_whole.error = outcome.tx ? probe_error(outcome.tx->probe) : "";
+        return outcome;
+    }
+
+    // Later probes skip the baseline but keep its GPU count.
+    MutationOptions candidate_options() const {
+        MutationOptions options = m_options.mutation;
+        options.no_baseline = true;
+        if (options.probe.gpus.mode == GpuExpectation::Mode::automatic && m_baseline && m_baseline->gpus) {
+            options.probe.gpus = {GpuExpectation::Mode::exact, static_cast<int>(m_baseline->gpus->size())};
+        }
+        return options;
+    }
+
+    std::vector<Trial> run_trials(const std::vector<std::vector<std::string>>& sets) {
+        std::vector<Trial> trials;
+        if (m_previewing) {
+            std::vector<RemovalPlan> plans;
+            std::vector<std::function<nlohmann::json()>> changes;
+            for (const auto& set : sets) {
+                plans.push_back(plan_for(set));
             }
-            std::string again = probe_error(outcome);
-            std::vector<std::string> culprits = named_in_error(plan, candidates, again);
-            if (culprits.empty()) {
-                culprits.push_back(candidates.back());
+            for (const auto& plan : plans) {
+                changes.push_back([this, &plan] { return remove_in_view(m_context.layout, plan); });
             }
-            for (const auto& culprit : culprits) {
-                kept.emplace(culprit, "the probe still failed with it removed: " + again);
-                candidates.erase(std::find(candidates.begin(), candidates.end(), culprit));
+            std::vector<PreviewResult> results = run_previews(m_context, m_candidate_options, changes);
+            for (std::size_t i = 0; i < sets.size(); ++i) {
+                const PreviewResult& result = results[i];
+                Trial trial{sets[i], !result.failure && result.probe && result.probe->passed,
+                            result.failure ? *result.failure : result.probe ? result.probe->error.value_or("") : ""};
+                if (trial.passed) {
+                    m_previewed[sets[i]] = *result.probe;
+                }
+                trials.push_back(trial);
             }
+        } else {
+            for (const auto& set : sets) {
+                TransactionPlan plan = removal_transaction(plan_for(set));
+                plan.trial = true;
+                Outcome outcome = run_transaction(m_context, m_candidate_options, m_store, std::move(plan));
+                trials.push_back({set, outcome.code == ExitCode::ok, outcome.tx ? probe_error(outcome.tx->probe) : ""});
+            }
+        }
+        m_probes += static_cast<int>(sets.size());
+        return trials;
+    }
+
+    // The chosen subset, once, on the live venv: with the probe its preview passed, or probed
+    // again in place.
+    Outcome apply(const std::vector<std::string>& names) {
+        std::vector<std::string> key = names;
+        std::sort(key.begin(), key.end());
+        TransactionPlan plan = removal_transaction(plan_for(names));
+        MutationOptions options = m_options.mutation;
+        auto previewed = m_previewed.find(key);
+        if (previewed != m_previewed.end()) {
+            plan.previewed = previewed->second;
+            plan.baseline = m_baseline;
+            plan.preview = {{"used", true}};
+            say_baseline();
+        } else {
+            options = m_candidate_options;
+            ++m_probes;
+        }
+        return run_transaction(m_context, options, m_store, std::move(plan));
+    }
+
+    void say_baseline() {
+        if (m_baseline && !m_baseline_said) {
+            say_probe(m_context.out, "baseline probe", *m_baseline);
+            m_baseline_said = true;
         }
     }
-    nlohmann::json kept_json = nlohmann::json::array();
-    for (const auto& [name, reason] : kept) {
-        context.out.verdict("kept " + name + ": " + reason);
-        kept_json.push_back({{"name", name}, {"reason", reason}});
+
+    RemovalPlan plan_for(const std::vector<std::string>& names) const {
+        return plan_removal(m_context.layout, m_planned.inventory, names, m_context.store_root);
     }
-    context.out.verdict("keep-going: " + std::to_string(probes) + " probe(s) run");
-    outcome.extra["keep_going"] = {{"kept", kept_json}, {"probes", probes}, {"attempts", attempts}};
-    return outcome;
+
+    std::size_t jobs() const {
+        return m_options.jobs > 0 ? m_options.jobs : 4;
+    }
+
+    Outcome report(Outcome outcome, const std::vector<std::string>& removed) {
+        nlohmann::json removed_json = nlohmann::json::array();
+        nlohmann::json kept_json = nlohmann::json::array();
+        std::string how = m_previewing ? " in private views, up to " + std::to_string(jobs()) + " at a time"
+                                       : " in place, one at a time";
+        m_context.out.say("keep-going: " + std::to_string(m_probes) + " probe(s) run" + how +
+                          (m_search.exact ? "" : " (more than 8 interacting distributions: searched greedily)"));
+        for (const auto& name : removed) {
+            std::vector<std::string> copies = system_copies(m_expected, name, removed);
+            m_context.out.say("  removed " + name +
+                              (copies.empty() ? "" : ": its libraries now come from the system: " + joined(copies)));
+            removed_json.push_back({{"name", name}, {"system_copies", copies}});
+        }
+        for (const auto& [name, reason] : m_refused) {
+            m_context.out.verdict("  kept " + name + ": " + reason);
+            kept_json.push_back({{"name", name}, {"reason", reason}, {"probe_error", nullptr},
+                                 {"removed_with", nlohmann::json::array()}});
+        }
+        for (const auto& [name, proof] : m_search.kept) {
+            std::vector<std::string> others;
+            for (const auto& other : proof.removed) {
+                if (other != name) {
+                    others.push_back(other);
+                }
+            }
+            std::string reason = std::string("with it removed") + (others.empty() ? "" : " together with " + joined(others)) +
+                                 ", the probe failed: " + proof.error;
+            m_context.out.verdict("  kept " + name + ": " + reason);
+            kept_json.push_back({{"name", name}, {"reason", reason}, {"probe_error", proof.error}, {"removed_with", others}});
+        }
+        nlohmann::json trials = nlohmann::json::array();
+        for (const auto& trial : m_search.trials) {
+            trials.push_back({{"removed", trial.removed}, {"passed", trial.passed}, {"error", trial.error}});
+        }
+        outcome.extra["keep_going"] = {{"removed", removed_json}, {"kept", kept_json},      {"probes", m_probes},
+                                       {"exact", m_search.exact}, {"previewed", m_previewing}, {"trials", trials}};
+        return outcome;
+    }
+
+    const Context& m_context;
+    const RemoveOptions& m_options;
+    Store& m_store;
+    const PlannedRemoval& m_planned;
+    Expectations m_expected;
+    bool m_previewing = false;
+    std::optional<ProbeReport> m_baseline;
+    bool m_baseline_said = false;
+    MutationOptions m_candidate_options;
+    Trial m_whole;
+    SubsetSearch m_search;
+    std::map<std::vector<std::string>, ProbeReport> m_previewed;  // passing previews, by sorted set
+    std::map<std::string, std::string> m_refused;                  // kept by --no-system-fallback
+    int m_probes = 0;
+};
+
+} // namespace
+
+Outcome remove_keep_going(const Context& context, const RemoveOptions& options, Store& store,
+                          const PlannedRemoval& planned) {
+    if (options.mutation.probe.code.empty()) {
+        throw usage_error("--keep-going needs --probe CODE: it searches for what the probe tolerates");
+    }
+    return KeepGoing(context, options, store, planned).run();
 }
 
 } // namespace venvtx

@@ -216,6 +216,17 @@ private:
         if (current.type == NodeType::dir) {
             fs.rmdir(path);
         }
+        stdfs::path layered = m_sources.layer.empty() ? stdfs::path() : m_sources.layer / entry.path;
+        if (!layered.empty() && observe_node(layered).type == target.type) {
+            fs.move(layered, path, target.mode); // the node itself (a file hashed when the layer was read)
+            if (target.type == NodeType::file) {
+                fix_attributes(path, target);
+            }
+            if (auto placed = inode_of(path)) {
+                m_placed[entry.path] = *placed;
+            }
+            return;
+        }
         if (target.type == NodeType::symlink) {
             stdfs::path temporary = temporary_path_for(path, entry.id);
             fs.symlink(target.link_target, temporary);
@@ -321,7 +332,8 @@ void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>&
     std::set<std::string> checked;
     for (const auto& entry : entries) {
         const NodeState& target = target_of(entry, side);
-        if (target.type != NodeType::file || sources.movable.count(target.object) != 0 ||
+        bool layered = !sources.layer.empty() && observe_node(sources.layer / entry.path).type == NodeType::file;
+        if (target.type != NodeType::file || layered || sources.movable.count(target.object) != 0 ||
             !checked.insert(target.object).second) {
             continue;
         }

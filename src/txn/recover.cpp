@@ -1,6 +1,8 @@
 // Recovery: finish an interrupted transaction by restoring its before-state.
 #include "venvtx/txn/recover.hpp"
 
+#include "venvtx/preview/overlay_view.hpp"
+
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/txn/command_capture.hpp"
@@ -84,6 +86,7 @@ std::vector<std::int64_t> recover_interrupted(const Context& context, Store& sto
                                 " path(s) differ from before, e.g. " + unrestored.front());
         }
     }
+    remove_stale_previews(store.root()); // after: an interrupted apply no longer needs its layer
     return recovered;
 }
 

@@ -2,13 +2,19 @@
 // --keep-going, a search for the largest subset that passes).
 #include "venvtx/txn/remove.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/elf/removal_impact.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/keep_going.hpp"
+#include "venvtx/txn/preview.hpp"
 #include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/report.hpp"
 #include "venvtx/venv/inventory.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace venvtx {
 
@@ -54,6 +60,22 @@ PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& opt
 
 } // namespace
 
+nlohmann::json remove_in_view(const VenvLayout& layout, const RemovalPlan& plan) {
+    auto remove = [&](const std::string& rel, int flags) {
+        ParentDir parent = Confinement::instance().open_parent(layout.root / rel);
+        if (::unlinkat(parent.dir.get(), parent.leaf.c_str(), flags) != 0 && errno != ENOENT) {
+            throw system_error("remove " + rel + " in the preview", errno);
+        }
+    };
+    for (const auto& planned : plan.files) {
+        remove(planned.path, 0);
+    }
+    for (const auto& planned : plan.dirs) { // deepest first
+        remove(planned.path, AT_REMOVEDIR);
+    }
+    return nlohmann::json::object();
+}
+
 TransactionPlan removal_transaction(const RemovalPlan& removal) {
     TransactionPlan plan;
     plan.kind = "remove";
@@ -79,6 +101,11 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
             history.emplace(context.store_root, false);
         }
         PlannedRemoval planned = plan_with_impact(context, options, history ? &*history : nullptr);
+        if (!options.mutation.probe.code.empty() && options.mutation.preview != PreviewMode::never) {
+            return run_what_if(context, options.mutation, "the removal",
+                               [&] { return remove_in_view(context.layout, planned.plan); },
+                               removal_plan_json(planned.plan, planned.impact));
+        }
         if (context.out.json()) {
             context.out.document(removal_plan_json(planned.plan, planned.impact).dump(2));
         }
@@ -93,9 +120,13 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
     Store& store = session.store();
     PlannedRemoval planned = plan_with_impact(context, options, &store);
     if (options.keep_going) {
-        return remove_keep_going(context, options.mutation, store, planned);
+        return remove_keep_going(context, options, store, planned);
     }
-    return run_transaction(context, options.mutation, store, removal_transaction(planned.plan));
+    PreviewedChange change;
+    change.kind = "remove";
+    change.in_view = [&] { return remove_in_view(context.layout, planned.plan); };
+    change.plan = [&](const PreviewResult&) { return removal_transaction(planned.plan); };
+    return run_previewed(context, options.mutation, store, change);
 }
 
 } // namespace venvtx

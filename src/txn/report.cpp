@@ -19,6 +19,40 @@ std::string version_change(const PackageChange& change) {
 
 } // namespace
 
+namespace {
+
+std::string plural_of(std::size_t count, const char* noun) {
+    return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+std::string gpu_summary(const ProbeReport& report) {
+    if (!report.gpus) {
+        return "";
+    }
+    if (report.gpus->empty()) {
+        return " (no GPU visible)";
+    }
+    std::string text = " (" + plural_of(report.gpus->size(), "GPU") + ":";
+    for (const auto& gpu : *report.gpus) {
+        text += " " + std::to_string(gpu.index) + "=" + (gpu.name.empty() ? "?" : gpu.name) +
+                (gpu.ok ? " ok" : " FAILED");
+    }
+    return text + ")";
+}
+
+}  // namespace
+
+void say_probe(const Output& out, const std::string& label, const ProbeReport& report) {
+    if (report.passed) {
+        out.say(label + " passed in " + std::to_string(report.duration_s).substr(0, 4) +
+                "s" + gpu_summary(report));
+    } else {
+        out.verdict(label + " FAILED: " + report.error.value_or("unknown error") +
+                    gpu_summary(report));
+    }
+}
+
+
 std::string human_bytes(std::uint64_t bytes) {
     const char* units[] = {"B", "KB", "MB", "GB", "TB"};
     double value = static_cast<double>(bytes);
@@ -116,6 +150,8 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
               {"bytes", record.files.bytes}}},
             {"baseline", record.baseline.value_or(nlohmann::json())},
             {"probe", record.probe.value_or(nlohmann::json())},
+            {"live_probe", record.live_probe.value_or(nlohmann::json())},
+            {"preview", record.preview.value_or(nlohmann::json())},
             {"undoes", maybe_id(record.undoes)},
             {"undone_by", maybe_id(record.undone_by)},
             {"message", optional_json(record.message)},
@@ -182,8 +218,18 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
         }
         text += *record.restored ? "" : "\n";
     }
-    for (const char* which : {"baseline", "probe"}) {
-        const auto& report = std::string(which) == "baseline" ? record.baseline : record.probe;
+    if (record.preview) {
+        text += record.preview->value("used", false)
+                    ? "  preview  the change was probed in a private view first\n"
+                    : "  preview  not used: " + record.preview->value("reason", std::string()) + "\n";
+    }
+    bool previewed = record.preview && record.preview->value("used", false);
+    const std::pair<const char*, const std::optional<nlohmann::json>*> probes[] = {
+        {"baseline", &record.baseline},
+        {previewed ? "probe (preview)" : "probe", &record.probe},
+        {"probe (live)", &record.live_probe}};
+    for (const auto& [which, report_ptr] : probes) {
+        const auto& report = *report_ptr;
         if (!report) {
             continue;
         }

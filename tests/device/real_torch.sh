@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The check against the real target: a copy of a torch + nvidia-*-cu13 venv (on the lent H200:
-# /opt/torch/.venv). Baseline probe, the removal plan, a removal that must fail the probe and be
-# restored byte-identically, a harmless removal + rollback, and timings against pip uninstall.
+# /opt/torch/.venv). Baseline probe, the removal plan, a removal that must fail the probe in a
+# private preview while a reader imports torch from the live venv (0 failures; then the same in
+# place, where the reader must see some), the --keep-going result per distribution, a harmless
+# removal + rollback, and timings against pip uninstall.
 # Runs on a CPU machine too, against the end-to-end story venv:
 #   VENV=/path/to/story/venv HARMLESS="sglang flash-attn" tests/device/real_torch.sh
 # Environment: VENV (default /opt/torch/.venv), VENVTX (default: build/venvtx beside this repo,
@@ -50,12 +52,55 @@ row "baseline probe" "exit $rc" "${dt}s; GPUs: ${gpus:-?}"
 vx remove 'nvidia-*-cu13' --dry-run > "$OUT/2-plan.txt" 2>&1; rc=$?
 row "plan: remove nvidia-*-cu13" "exit $rc" "$(grep -c 'needed by' "$OUT/2-plan.txt") consumer line(s) of lost sonames"
 
-# 3. The removal that must fail the probe and restore.
+# A reader importing torch from the live venv every READER_EVERY seconds while a command runs;
+# each import's exit status goes to $OUT/reader-NAME.txt.
+READER_EVERY="${READER_EVERY:-0.2}"
+with_reader() {
+  local log="$OUT/reader-$1.txt" flag="$WORK/reading"; shift
+  : > "$log"; touch "$flag"
+  ( while [ -e "$flag" ]; do
+      ( "$a/bin/python" -c "import torch" > /dev/null 2>&1; echo $? >> "$log" ) &
+      sleep "$READER_EVERY"
+    done; wait ) &
+  local reader=$!
+  "$@"; local rc=$?
+  rm -f "$flag"; wait "$reader"
+  return $rc
+}
+failed_reads() { awk '$1 != 0 {f++} END {printf "%d of %d", f, NR}' "$OUT/reader-$1.txt"; }
+
+# 3. The removal that must fail the probe: previewed, the live venv never sees it.
 before=$(tree_hash "$a" before)
-t=$(now); vx remove 'nvidia-*-cu13' --probe "import torch" > "$OUT/3-remove.txt" 2>&1; rc=$?; dt_fail=$(elapsed "$t")
+t=$(now); with_reader preview vx remove 'nvidia-*-cu13' --probe "import torch" > "$OUT/3-remove.txt" 2>&1; rc=$?
+dt_fail=$(elapsed "$t"); seen=$(failed_reads preview)
+after=$(tree_hash "$a" after-preview)
+check "$rc" 3; check "$before" "$after"; check "${seen%% *}" 0
+row "remove nvidia-*-cu13 + probe" "exit $rc" "${dt_fail}s; live venv unchanged: $([ "$before" = "$after" ] && echo yes || echo NO); reader imports failed: $seen"
+# 3b. The same in place: the reader must see the broken venv (proof that it can tell).
+t=$(now); with_reader inplace vx remove 'nvidia-*-cu13' --preview never --probe "import torch" > "$OUT/3b-remove.txt" 2>&1; rc=$?
+dt=$(elapsed "$t"); seen=$(failed_reads inplace)
 after=$(tree_hash "$a" after-restore)
 check "$rc" 3; check "$before" "$after"
-row "remove nvidia-*-cu13 + probe" "exit $rc" "${dt_fail}s; byte-identical after restore: $([ "$before" = "$after" ] && echo yes || echo NO)"
+row "  the same, --preview never" "exit $rc" "${dt}s; byte-identical after restore: $([ "$before" = "$after" ] && echo yes || echo NO); reader imports failed: $seen"
+row "  preview / in place" "" "$(ratio "$dt_fail" "$dt")x"
+
+# 3c. --keep-going: which of the cu13 wheels can go, each verdict a probe's.
+t=$(now); vx --json remove 'nvidia-*-cu13' --keep-going --probe "import torch" > "$OUT/3c-keep-going.json" 2> "$OUT/3c-keep-going.err"; rc=$?
+dt=$(elapsed "$t")
+row "remove nvidia-*-cu13 --keep-going" "exit $rc" "${dt}s; $(python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["keep_going"]; print("%d probes, %s" % (k["probes"], "exact" if k["exact"] else "greedy"))' "$OUT/3c-keep-going.json" 2>/dev/null)"
+python3 - "$OUT/3c-keep-going.json" >> "$OUT/3c-table.txt" 2>/dev/null <<'PY'
+import json, sys
+k = json.load(open(sys.argv[1]))["keep_going"]
+for r in k["removed"]:
+    print("  removed %-28s %s" % (r["name"], "; ".join(r["system_copies"]) or "-"))
+for r in k["kept"]:
+    print("  kept    %-28s %s" % (r["name"], r["reason"][:110]))
+PY
+while IFS= read -r line; do rows+=("$line"); done < "$OUT/3c-table.txt"
+if [ "$rc" = 0 ]; then
+  vx rollback > "$OUT/3c-rollback.txt" 2>&1; check "$?" 0
+  check "$(tree_hash "$a" after-keep-going-rollback)" "$before"
+fi
 
 # 4. A harmless removal, then rollback.
 harmless=()

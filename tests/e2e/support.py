@@ -91,6 +91,15 @@ class VenvTestCase(unittest.TestCase):
             shutil.rmtree(self.tmp, ignore_errors=True)
         return result
 
+    def use_story_wheels(self):
+        """Installs go offline to the story's wheels (`self.wheel_args`, after the specs), with
+        none of this machine's pip settings or caches."""
+        template = story_template()
+        self.wheel_args = ["--", "--no-index", "--find-links", os.path.join(template, "wheels"),
+                           "--find-links", os.path.join(template, "wheels-extra")]
+        self.env["PIP_CONFIG_FILE"] = os.devnull
+        self.env["PIP_NO_CACHE_DIR"] = "1"
+
     def venvtx(self, *args, env=None, cwd=None, timeout=120):
         cmd = [VENVTX, "--venv", self.venv, *args]
         return subprocess.run(cmd, capture_output=True, text=True, env=env or self.env,
@@ -119,3 +128,4 @@ class VenvTestCase(unittest.TestCase):
     def object_files(self):
         objects = os.path.join(self.venv, ".venvtx", "objects")
         return sorted(os.path.join(d, f) for d, _, files in os.walk(objects) for f in files)
+

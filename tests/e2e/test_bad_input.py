@@ -133,7 +133,8 @@ class BadInput(VenvTestCase):
             f.write("2\n1\n")
         env = dict(self.env, VENVTX_FAKE_GPUS_SEQ=seq)
         before = tree_hash(self.venv)
-        proc = self.venvtx("remove", "sglang", "--probe", "import torch", env=env)
+        # In place: the baseline then the probe, in that order (a preview runs them side by side).
+        proc = self.venvtx("remove", "sglang", "--preview", "never", "--probe", "import torch", env=env)
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertIn("expected 2 GPU(s), torch sees 1", proc.stdout)
         self.assertTreeEqual(before, tree_hash(self.venv))

@@ -399,7 +399,7 @@ class SwapBetweenPlanAndCapture(ContainmentCase):
     def check(self, after_probe_fails):
         probe = self.swap_probe(after_probe_fails)
         self.snapshot()
-        proc = self.venvtx("remove", "sglang", "--probe", probe, timeout=T)
+        proc = self.venvtx("remove", "sglang", "--preview", "never", "--probe", probe, timeout=T)
         self.assertFalse(os.path.exists(self.marker), "the baseline probe did not swap" + self.verdict(proc))
         venv_swapped, sentinel_swapped, moved = self.expected_after_swap()
         self.assertSentinelIntact(sentinel_swapped, proc)
@@ -874,10 +874,10 @@ def append(path, data):
 class WatchedCommandEscapes(ContainmentCase):
     """Issue 10, "Touch capture misses or mis-restores", "Special files wedge the venv" and "A
     watched command can destroy the history": a python script run by the venv's interpreter under
-    `venvtx run --no-baseline --probe P` (touch capture, the default) changes the venv by a way a
-    watcher can miss: a file moved out and edited there, a directory renamed over a directory, a
-    same-size rewrite that keeps the mtime, paths through /proc/self and `link/..`, a chroot, a
-    fifo and a socket, a hard link out, the store or the venv root itself. With the failing probe
+    `venvtx run --preview never --no-baseline --probe P` (in place, touch capture) changes the
+    venv by a way a watcher can miss: a file moved out and edited there, a directory renamed over
+    a directory, a same-size rewrite that keeps the mtime, paths through /proc/self and `link/..`,
+    a chroot, a fifo and a socket, a hard link out, the store or the venv root itself. With the failing probe
     the change must be undone (exit 3); with `pass` it commits and a rollback must bring the
     before-state back exactly. A refused call (EPERM) is fine for what the issue lets venvtx refuse
     (chroot, fifo, socket, a second name outside, the store, the venv root), never for an ordinary
@@ -900,7 +900,7 @@ class WatchedCommandEscapes(ContainmentCase):
         self.steps_path = os.path.join(self.tmp, "command.steps")
         paths = dict(venv=self.venv, site=self.site, outside=self.outside, **paths)
         self.write(script, COMMAND_PRELUDE + "V = %r\n" % paths + textwrap.dedent(body) + "\ndone()\n")
-        proc = self.venvtx("run", "--no-baseline", "--probe", "pass" if passing else self.FAILING, "--",
+        proc = self.venvtx("run", "--preview", "never", "--no-baseline", "--probe", "pass" if passing else self.FAILING, "--",
                            os.path.join(self.venv, "bin", "python"), "-B", script, self.steps_path, timeout=T)
         self.steps = {}
         if os.path.exists(self.steps_path):

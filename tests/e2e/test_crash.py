@@ -62,11 +62,13 @@ class SweepCase(VenvTestCase):
             tried += 1
             recovered = self.venvtx("recover")
             self.assertEqual(recovered.returncode, 0, recovered.stdout + recovered.stderr)
+            self.assertNoPreviewLeft()
             tree = tree_hash(self.venv)
             state = self.final_state()
-            # Before-state: the new transaction was rolled back, or never journaled (then the
-            # newest row is the setup's committed one, or there is none).
-            if tree == before and state in ("rolled_back", untouched_state):
+            # Before-state: the new transaction was rolled back, or aborted with nothing applied
+            # (a failed preview), or never journaled (then the newest row is the setup's
+            # committed one, or there is none).
+            if tree == before and state in ("rolled_back", "aborted", untouched_state):
                 continue
             if tree == after and state == after_ok_state:
                 continue
@@ -75,6 +77,12 @@ class SweepCase(VenvTestCase):
         self.assertGreater(points, 10)
         self.assertEqual(mismatches, [])
 
+
+    def assertNoPreviewLeft(self):
+        """After `recover`: no preview layer in the store, no overlay of the venv mounted here."""
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx", "preview")))
+        with open("/proc/self/mountinfo") as mounts:
+            self.assertNotIn(self.venv, mounts.read())
 
     def final_state(self):
         """The newest transaction's state, or None where no index was ever written."""
@@ -87,15 +95,17 @@ class SweepCase(VenvTestCase):
 
 
 class FailpointSweep(SweepCase):
+    """In place (--preview never): the change reaches the live venv before its probe."""
+
     def test_multi_package_remove(self):
         template = self.prepare()
-        self.sweep(template, ["remove", "sglang", "flash*", "--no-baseline", "--probe", "import torch"], 0,
-                   "committed")
+        self.sweep(template, ["remove", "sglang", "flash*", "--preview", "never", "--no-baseline", "--probe",
+                              "import torch"], 0, "committed")
 
     def test_remove_whose_probe_fails(self):
         template = self.prepare()
-        self.sweep(template, ["remove", "nvidia-*-cu13", "--no-baseline", "--probe", "import torch"], 3,
-                   "rolled_back")
+        self.sweep(template, ["remove", "nvidia-*-cu13", "--preview", "never", "--no-baseline", "--probe",
+                              "import torch"], 3, "rolled_back")
 
     def test_rollback(self):
         template = self.prepare(["remove", "sglang", "flashinfer-python"])
@@ -113,7 +123,8 @@ class CommandSweep(SweepCase):
            "echo '# edited' >> $site/sglang/__init__.py")
 
     def run_args(self, *capture):
-        return ["run", *capture, "--no-baseline", "--probe", "import torch", "--", "sh", "-c", self.RUN]
+        return ["run", *capture, "--preview", "never", "--no-baseline", "--probe", "import torch", "--", "sh", "-c",
+                self.RUN]
 
     def test_run_every_step(self):
         self.sweep(self.prepare(), self.run_args(), 0, "committed")
@@ -128,7 +139,8 @@ class CommandSweep(SweepCase):
         wheels = story_template()
         self.env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1")
         # --no-compile: bytecode embeds its source's mtime, so two clean runs would differ.
-        return template, ["install", *capture, "--installer", "pip", "--no-baseline", "--probe", "import sglang",
+        preview = [] if "--preview" in capture else ["--preview", "never"]
+        return template, ["install", *capture, *preview, "--installer", "pip", "--no-baseline", "--probe", "import sglang",
                           "torch==2.12.0", "--", "-q", "--no-compile", "--no-index", "--find-links",
                           os.path.join(wheels, "wheels"), "--find-links", os.path.join(wheels, "wheels-extra")]
 

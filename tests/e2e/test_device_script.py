@@ -17,7 +17,11 @@ class DeviceScriptOnCpu(VenvTestCase):
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         table = proc.stdout
         self.assertRegex(table, r"baseline probe\s+exit 0 .*GPUs: Fake GPU 0, Fake GPU 1")
-        self.assertRegex(table, r"remove nvidia-\*-cu13 \+ probe\s+exit 3 .*byte-identical after restore: yes")
+        self.assertRegex(table, r"remove nvidia-\*-cu13 \+ probe\s+exit 3 .*live venv unchanged: yes; "
+                                r"reader imports failed: 0 of [1-9]")
+        self.assertRegex(table, r"--preview never\s+exit 3 .*byte-identical after restore: yes")
+        self.assertRegex(table, r"remove nvidia-\*-cu13 --keep-going\s+exit 3 .*probes, exact")
+        self.assertRegex(table, r"kept +nvidia-cusparselt-cu13 +with it removed, the probe failed: ImportError")
         self.assertRegex(table, r"rollback\s+exit 0 .*byte-identical: yes")
         self.assertRegex(table, r"venvtx/pip = [0-9.]+x")
         self.assertTrue(os.path.exists(os.path.join(out, "table.txt")))

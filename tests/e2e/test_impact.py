@@ -2,11 +2,11 @@
 `remove --keep-going` (issue 5)."""
 import base64
 import hashlib
-import json
 import os
 import unittest
 
-from support import VenvTestCase, tree_hash
+from keep_going_checks import KeepGoingChecks
+from support import VenvTestCase, story_template, tree_hash
 
 LOST = ["libcudnn.so.9", "libcusparseLt.so.0", "libnccl.so.2", "libnvshmem_host.so.3"]
 CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
@@ -62,34 +62,55 @@ class DryRunPlan(ImpactCase):
         self.assertEqual(plan["lost_libraries"], [])
 
 
-class KeepGoing(ImpactCase):
+class KeepGoing(KeepGoingChecks, ImpactCase):
+    """`remove --keep-going` on the story venv (issue 11, part 2): the whole set first, in a
+    private view; then each distribution alone; then the survivors together."""
+    CODE = "import torch"
+    REMOVED = ["flash-attn", "flashinfer-python", "sglang"]
+    NAMES = sorted(REMOVED + CU13)
+
     def test_removes_the_largest_passing_subset(self):
         before = tree_hash(self.venv)
-        proc, tx = self.venvtx_json("remove", *CLEANUP, "--keep-going", "--probe", "import torch")
+        proc, tx = self.venvtx_json("remove", *CLEANUP, "--keep-going", "--probe", self.CODE)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(tx["state"], "committed")
-        self.assertEqual(sorted(p["name"] for p in tx["packages"]), ["flash-attn", "flashinfer-python", "sglang"])
-        kept = {k["name"]: k["reason"] for k in tx["keep_going"]["kept"]}
-        self.assertEqual(sorted(kept), sorted(CU13))
-        for name, soname in zip(CU13, ["libcudnn.so.9", "libcusparseLt.so.0", "libnccl.so.2", "libnvshmem_host.so.3"]):
-            self.assertIn(soname, kept[name])
-        self.assertLessEqual(tx["keep_going"]["probes"], 3)
-        self.assertEqual(self.python("import torch").returncode, 0)
+        self.assertEqual(sorted(p["name"] for p in tx["packages"]), self.REMOVED)
+        # Each kept reason is the probe's own result with that distribution removed (run again
+        # here by hand, on a copy of the venv as it was); the probe count is one baseline plus
+        # one per trial.
+        self.assertKeepGoing(tx, self.CODE, os.path.join(story_template(), "venv"), self.NAMES, self.REMOVED, CU13)
+        keep_going = tx["keep_going"]
+        self.assertTrue(keep_going["exact"])
+        self.assertEqual([r["system_copies"] for r in keep_going["removed"]], [[], [], []])
+        for name, entry in self.keep_going_sets(tx)[1].items():
+            self.assertEqual(entry["removed_with"], [], name)  # each fails alone
+            self.assertTrue(entry["probe_error"].startswith("ImportError: "), entry)
+        trials = keep_going["trials"]
+        sets = [t["removed"] for t in trials]
+        self.assertEqual((sets[0], sorted(sets[1:8]), sets[8:]), (self.NAMES, [[n] for n in self.NAMES], [self.REMOVED]))
+        self.assertEqual(keep_going["probes"], 10)  # baseline, whole, 7 singles, the 3 survivors
         self.assertNotEqual(self.python("import sglang").returncode, 0)
         after = tree_hash(self.venv)
         self.assertTrue(any("nvidia/cudnn/lib/libcudnn.so.9" in p for p in after))
         self.assertFalse(any("sglang" in p for p in after))
-        # The failed whole-set attempt is in the log, rolled back.
+        # The whole set's attempt, previewed, is in the log as aborted: the live venv never had it.
         proc, log = self.venvtx_json("log")
-        self.assertEqual([t["state"] for t in log], ["committed", "rolled_back"])
+        self.assertEqual([t["state"] for t in log], ["committed", "aborted"])
+        self.assertEqual(sorted(p["name"] for p in log[1]["packages"]), self.NAMES)
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
-    def test_human_output_counts_probes(self):
-        proc = self.venvtx("remove", *CLEANUP, "--keep-going", "--probe", "import torch")
+    def test_human_output_one_line_per_distribution(self):
+        proc = self.venvtx("remove", *CLEANUP, "--keep-going", "--probe", self.CODE)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertRegex(proc.stdout, r"keep-going: [123] probe\(s\) run")
-        self.assertIn("kept nvidia-nccl-cu13: libnccl.so.2 needed by", proc.stdout)
+        self.assertIn("\nkeep-going: 10 probe(s) run in private views, up to 4 at a time\n", proc.stdout)
+        lines = self.assertKeepGoingLines(proc.stdout, self.REMOVED, CU13)
+        for name in self.REMOVED:
+            self.assertEqual(lines[name], "  removed " + name)
+        for name in CU13:
+            self.assertTrue(lines[name].startswith("  kept %s: with it removed, the probe failed: ImportError: " % name),
+                            lines[name])
+        self.assertEqual(self.python(self.CODE).returncode, 0)
 
 
 class SharedOwnership(ImpactCase):

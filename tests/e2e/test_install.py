@@ -5,7 +5,7 @@ import sys
 import time
 import unittest
 
-from support import VenvTestCase, story_template, tree_hash
+from support import VenvTestCase, tree_hash
 
 
 class InstallCase(VenvTestCase):
@@ -21,11 +21,7 @@ class InstallCase(VenvTestCase):
 
     def setUp(self):
         super().setUp()
-        template = story_template()
-        self.wheel_args = ["--", "--no-index", "--find-links", os.path.join(template, "wheels"),
-                           "--find-links", os.path.join(template, "wheels-extra")]
-        self.env["PIP_CONFIG_FILE"] = os.devnull  # this machine's pip settings are not the test's
-        self.env["PIP_NO_CACHE_DIR"] = "1"
+        self.use_story_wheels()
 
     def install(self, *specs, probe=None, extra=()):
         args = ["install", "--installer", "pip", *specs]
@@ -120,8 +116,8 @@ class Run(InstallCase):
     def test_failed_probe_after_in_place_edit_restores_exactly(self):
         target = os.path.join(self.site, "flashinfer", "__init__.py")
         before = tree_hash(self.venv)
-        proc = self.venvtx("run", "--no-baseline", "--probe", "raise SystemExit(1)", "--", "sh", "-c",
-                           "echo '# appended' >> '%s'; touch \"$VIRTUAL_ENV/bin/new-tool\"" % target)
+        proc = self.venvtx("run", "--preview", "never", "--no-baseline", "--probe", "raise SystemExit(1)", "--",
+                           "sh", "-c", "echo '# appended' >> '%s'; touch \"$VIRTUAL_ENV/bin/new-tool\"" % target)
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertIn("the venv is as it was before", proc.stdout)
         self.assertTreeEqual(before, tree_hash(self.venv))
@@ -268,8 +264,8 @@ class RunLink(Run):
     def test_failed_probe_after_in_place_edit_restores_exactly(self):
         # Link capture has no pre-image of a file written in place: it says so, restores the rest.
         target = os.path.join(self.site, "flashinfer", "__init__.py")
-        proc = self.venvtx("run", "--no-baseline", "--probe", "raise SystemExit(1)", "--", "sh", "-c",
-                           "echo '# appended' >> '%s'; touch \"$VIRTUAL_ENV/bin/new-tool\"" % target)
+        proc = self.venvtx("run", "--preview", "never", "--no-baseline", "--probe", "raise SystemExit(1)", "--",
+                           "sh", "-c", "echo '# appended' >> '%s'; touch \"$VIRTUAL_ENV/bin/new-tool\"" % target)
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertIn("NOT restored: 1 path is not as before", proc.stdout)
         self.assertIn("changed in place without a pre-image", proc.stdout)

@@ -114,7 +114,9 @@ class LockCase(VenvTestCase):
 
     def start_slow_remove(self, pattern, probe=SLOW):
         # --wait: our own lock poll could hold the lock for an instant just as this one starts.
-        child = self.spawn_venvtx("remove", pattern, "--no-baseline", "--probe", probe, "--wait", "10")
+        # In place (--preview never): the venv is half-changed while the probe runs.
+        child = self.spawn_venvtx("remove", pattern, "--preview", "never", "--no-baseline", "--probe", probe,
+                                  "--wait", "10")
         wait_until(lambda: self.lock_is_held(self.store_lock()), "the slow remove holds the store lock",
                    while_running=child)
         return child

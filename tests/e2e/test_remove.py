@@ -17,7 +17,7 @@ class FailedProbeRestores(VenvTestCase):
         self.assertEqual(self.python("import torch").returncode, 0)
 
     def test_rolled_back_transaction_is_logged_with_probe_report(self):
-        self.venvtx("remove", "nvidia-*-cu13", "--probe", "import torch")
+        self.venvtx("remove", "nvidia-*-cu13", "--preview", "never", "--probe", "import torch")
         proc, log = self.venvtx_json("log")
         self.assertEqual(proc.returncode, 0)
         self.assertEqual(len(log), 1)
@@ -134,7 +134,7 @@ class StoreDetails(VenvTestCase):
             byte = f.read(1)
             f.seek(0)
             f.write(bytes([byte[0] ^ 0xFF]) if byte else b"x")
-        proc = self.venvtx("remove", "sglang", "--probe", "import sglang")
+        proc = self.venvtx("remove", "sglang", "--preview", "never", "--probe", "import sglang")
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertTreeEqual(before, tree_hash(self.venv))
         self.assertEqual(self.venvtx("verify").returncode, 0)

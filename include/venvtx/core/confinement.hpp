@@ -26,6 +26,8 @@ class Confinement {
     // The roots mutations may happen beneath (absolute). A root inside another root is reached
     // through it, so a store inside the venv is contained by the venv's rules too.
     void set_roots(std::vector<std::filesystem::path> roots);
+    // One more root: a private directory venvtx made for itself (a what-if's layer).
+    void add_root(const std::filesystem::path& root);
 
     // Whether `path` lies lexically beneath a root (".." components never do).
     bool contains(const std::filesystem::path& path) const;

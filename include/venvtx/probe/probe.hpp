@@ -48,6 +48,9 @@ struct ProbeReport {
 ProbeReport run_probe(const VenvLayout& layout, const ProbeSettings& settings,
                       std::optional<int> expected_gpus);
 
+// Fails a passing report when one of its GPUs failed, or when it saw other than `expected`
+// GPUs (a probe judged again once the baseline it ran beside has said how many there are).
+void judge_gpus(ProbeReport& report, std::optional<int> expected);
 // How many GPUs a passing probe expects next, given the baseline report.
 std::optional<int> expected_gpu_count(const ProbeSettings& settings, const ProbeReport* baseline);
 

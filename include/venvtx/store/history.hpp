@@ -53,6 +53,8 @@ struct TransactionRecord {
     std::optional<std::string> message;
     std::optional<bool> restored;          // set once a restore ran and was checked
     std::vector<std::string> unrestored;   // paths that restore could not bring back
+    std::optional<nlohmann::json> preview;     // {"used": ..., "reason": ...}, when a probe was asked for
+    std::optional<nlohmann::json> live_probe;  // --probe-live after a previewed change
 };
 
 class History {
@@ -67,10 +69,11 @@ public:
     // An aborted transaction that changed nothing (e.g. the baseline probe failed).
     std::int64_t record_aborted(const std::string& kind, const nlohmann::json& argv,
                                 const std::vector<PackageChange>& packages,
-                                const nlohmann::json& baseline, const std::string& message);
+                                const std::optional<nlohmann::json>& baseline, const std::string& message);
 
     void set_state(std::int64_t id, TxState state,
                    const std::optional<std::string>& message = std::nullopt);
+    // column: baseline, probe, live_probe or preview (each a JSON document).
     void set_probe(std::int64_t id, const char* column, const nlohmann::json& report);
     void set_message(std::int64_t id, const std::string& message);
     // The checked outcome of a restore: restored when `unrestored` is empty.

@@ -21,12 +21,18 @@ struct Context {
     nlohmann::json argv = nlohmann::json::array();
 };
 
+// --preview: make the change first in a private overlay view and probe it there (see
+// txn/preview.hpp); automatic where the system allows it and a probe is given.
+enum class PreviewMode { automatic, always, never };
+
 struct MutationOptions {
     ProbeSettings probe;
     bool no_baseline = false;
     bool dry_run = false;
     bool force = false;  // past a guard rail or a drift refusal, storing what it overwrites first
     std::optional<double> wait_s = 0.0;  // seconds to wait for the locks (0: exit 5 at once)
+    PreviewMode preview = PreviewMode::automatic;
+    bool probe_live = false;  // after a previewed change is applied, probe the live venv too
 };
 
 // What a command did: its exit code and, when one was recorded, the transaction.

@@ -27,6 +27,17 @@ struct TransactionPlan {
     // a command that failed halfway from what the journal holds. Returns the paths it could not
     // bring back (checked).
     std::function<std::vector<std::string>(std::int64_t tx)> restore;
+    // Probes a preview already ran: the baseline (against the live venv) and the probe of this
+    // very change in the view. Recorded, not run again (--probe-live probes the live venv too).
+    std::optional<ProbeReport> baseline;
+    std::optional<ProbeReport> previewed;
+    nlohmann::json preview;  // PreviewResult::json(), recorded with the transaction when set
+    // Probe only: restored even when the probe passes (a --keep-going search in place). Returns
+    // exit code 0 for a pass, 3 for a failure; the transaction ends rolled back either way.
+    bool trial = false;
+    // A preview's upper layer: the after-state's files wait there under their venv-relative
+    // paths and are renamed into place (zero copy), then checked against their hashes.
+    std::filesystem::path layer;
     // Paths the apply changed but kept no pre-image of (written in place): a restore cannot
     // bring them back, and says so.
     std::vector<std::string> unrestorable;

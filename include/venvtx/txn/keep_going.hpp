@@ -6,6 +6,7 @@
 #include "venvtx/elf/removal_impact.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/engine.hpp"
+#include "venvtx/txn/remove.hpp"
 
 #include <vector>
 
@@ -18,8 +19,10 @@ struct PlannedRemoval {
 };
 
 TransactionPlan removal_transaction(const RemovalPlan& removal);
+// The same removal inside a preview's private view (plain unlinks: nothing there is live).
+nlohmann::json remove_in_view(const VenvLayout& layout, const RemovalPlan& plan);
 
-Outcome remove_keep_going(const Context& context, const MutationOptions& options, Store& store,
+Outcome remove_keep_going(const Context& context, const RemoveOptions& options, Store& store,
                           const PlannedRemoval& planned);
 
 } // namespace venvtx

@@ -26,6 +26,8 @@ struct MaterializeSources {
     // after-states are not known). Otherwise a node that is neither the target nor the other
     // side's state belongs to someone else: it is left alone and the path reported.
     bool owns_every_node = false;
+    // A preview's upper layer holding after-state files under their venv-relative paths.
+    std::filesystem::path layer;
 };
 
 // What a materialize did: objects renamed back, and the paths it could not bring to their

@@ -10,7 +10,8 @@
 
 namespace venvtx {
 
-// Recovers every unfinished transaction; returns their ids. The store must be locked.
+// Recovers every unfinished transaction, then removes preview layers a killed venvtx left;
+// returns the recovered ids. The store must be locked.
 std::vector<std::int64_t> recover_interrupted(const Context& context, Store& store);
 
 // Brings every path transaction `tx` journaled back to its before-state, from what the index

@@ -14,6 +14,8 @@ struct RemoveOptions {
     std::vector<std::string> patterns;
     MutationOptions mutation;
     bool keep_going = false;
+    std::size_t jobs = 0;             // --jobs: previews side by side in a --keep-going search (0: 4)
+    bool no_system_fallback = false;  // --keep-going: a library left to a system copy counts as a failure
 };
 
 Outcome remove_distributions(const Context& context, const RemoveOptions& options);

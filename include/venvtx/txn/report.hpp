@@ -3,6 +3,7 @@
 
 #include "venvtx/core/output.hpp"
 #include "venvtx/elf/removal_impact.hpp"
+#include "venvtx/probe/probe.hpp"
 #include "venvtx/store/history.hpp"
 #include "venvtx/venv/removal_plan.hpp"
 
@@ -25,5 +26,8 @@ std::string transaction_line(const TransactionRecord& record);
 std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries);
 
 std::string human_bytes(std::uint64_t bytes);
+
+// "baseline probe passed in 1.23s (2 GPUs: 0=H200 ok ...)", or the verdict line of a failure.
+void say_probe(const Output& out, const std::string& label, const ProbeReport& report);
 
 } // namespace venvtx

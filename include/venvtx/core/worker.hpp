@@ -1,0 +1,35 @@
+// A forked worker: runs a function in a child process and hands back the text it returns, so
+// that two slow things (the baseline probe and a preview) run at the same time, each with its
+// own subreaper and namespaces, while this process waits for both.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <sys/types.h>
+
+namespace venvtx {
+
+class Worker {
+public:
+    // Forks; the child runs `body` (an Error or exception becomes the failure text) and exits
+    // without running this process's destructors. The child dies with this process.
+    explicit Worker(const std::function<std::string()>& body);
+    ~Worker();  // kills the child if it was not waited for
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    struct Result {
+        bool ok = false;    // body returned; otherwise `text` says why it did not
+        std::string text;
+    };
+    // Reads everything the child sends and reaps it.
+    Result wait();
+    // Ends the child and every process in its group at once.
+    void kill();
+
+private:
+    pid_t m_pid = -1;
+    int m_read = -1;
+};
+
+} // namespace venvtx

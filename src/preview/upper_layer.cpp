@@ -1,0 +1,189 @@
+// read_upper_layer: whiteouts, opaque directories and new nodes, against the live venv.
+#include "venvtx/preview/upper_layer.hpp"
+
+#include "venvtx/core/confinement.hpp"
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/sha256.hpp"
+
+#include <cerrno>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> names_in(DIR* dir) {
+    std::vector<std::string> names;
+    while (const dirent* entry = ::readdir(dir)) {
+        std::string name = entry->d_name;
+        if (name != "." && name != "..") {
+            names.push_back(name);
+        }
+    }
+    ::closedir(dir);
+    return names;
+}
+
+// The upper layer is venvtx's own directory, read as it is.
+std::vector<std::string> upper_names(const stdfs::path& dir) {
+    DIR* handle = ::opendir(dir.c_str());
+    if (handle == nullptr) {
+        throw system_error("read the preview layer " + dir.string(), errno);
+    }
+    return names_in(handle);
+}
+
+// A live directory, reached without following symlinks.
+std::vector<std::string> live_names(const stdfs::path& dir) {
+    UniqueFd fd = Confinement::instance().open_dir(dir);
+    DIR* handle = ::fdopendir(fd.get());
+    if (handle == nullptr) {
+        throw system_error("read " + dir.string(), errno);
+    }
+    fd.release();
+    return names_in(handle);
+}
+
+bool is_whiteout(const struct stat& st) {
+    return S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
+}
+
+// trusted.* as root, user.* where the overlay was mounted with userxattr (a user namespace).
+bool is_opaque(const stdfs::path& dir) {
+    for (const char* name : {"trusted.overlay.opaque", "user.overlay.opaque"}) {
+        char value[4] = {};
+        ssize_t n = ::lgetxattr(dir.c_str(), name, value, sizeof value);
+        if (n == 1 && value[0] == 'y') {
+            return true;
+        }
+    }
+    return false;
+}
+
+class LayerReader {
+public:
+    LayerReader(const stdfs::path& upper, const VenvLayout& layout, const std::set<std::string>& hidden)
+        : m_upper(upper), m_layout(layout), m_hidden(hidden) {}
+
+    std::vector<Entry> read() {
+        walk_upper("", false);
+        hash_new_files();
+        return std::move(m_entries);
+    }
+
+private:
+    static std::string join(const std::string& dir, const std::string& name) {
+        return dir.empty() ? name : dir + "/" + name;
+    }
+
+    // `opaque`: below an opaque directory, where nothing of the live venv shows through: a
+    // directory made there carries no mark of its own.
+    void walk_upper(const std::string& dir, bool opaque) {
+        for (const auto& name : upper_names(m_upper / dir)) {
+            std::string rel = join(dir, name);
+            if (m_hidden.count(rel) == 0) {
+                read_node(rel, opaque);
+            }
+        }
+    }
+
+    void read_node(const std::string& rel, bool opaque_above) {
+        stdfs::path layered = m_upper / rel;
+        struct stat st {};
+        if (::lstat(layered.c_str(), &st) != 0) {
+            throw system_error("read the preview layer " + layered.string(), errno);
+        }
+        NodeState live = observe_node(m_layout.root / rel);
+        if (is_whiteout(st)) {
+            remove_live(rel, live);
+            return;
+        }
+        NodeState after = node_from_stat(layered, st);
+        if (after.type == NodeType::dir) {
+            bool opaque = opaque_above || is_opaque(layered);
+            if (live.type == NodeType::dir) {
+                if (opaque) {
+                    drop_live_children(rel, layered);
+                }
+                if (live.mode != after.mode) {
+                    add(rel, live, after);
+                }
+            } else {
+                add(rel, live, after);
+            }
+            walk_upper(rel, opaque);
+            return;
+        }
+        if (live.type == NodeType::dir) {
+            drop_live_children(rel, "");
+        }
+        add(rel, live, after);
+    }
+
+    // Every live child of `rel` that the layer's directory `layered` does not hold ("" for none).
+    void drop_live_children(const std::string& rel, const stdfs::path& layered) {
+        for (const auto& name : live_names(m_layout.root / rel)) {
+            struct stat st {};
+            if (!layered.empty() && ::lstat((layered / name).c_str(), &st) == 0) {
+                continue;
+            }
+            std::string child = join(rel, name);
+            if (m_hidden.count(child) == 0) {
+                remove_live(child, observe_node(m_layout.root / child));
+            }
+        }
+    }
+
+    void remove_live(const std::string& rel, const NodeState& live) {
+        if (live.type == NodeType::absent) {
+            return;
+        }
+        if (live.type == NodeType::dir) {
+            drop_live_children(rel, "");
+        }
+        add(rel, live, NodeState{});
+    }
+
+    void add(const std::string& rel, const NodeState& before, const NodeState& after) {
+        Entry entry;
+        entry.path = rel;
+        entry.before = before;
+        entry.after = after;
+        m_entries.push_back(std::move(entry));
+    }
+
+    void hash_new_files() {
+        std::vector<stdfs::path> paths;
+        std::vector<Entry*> files;
+        for (auto& entry : m_entries) {
+            if (entry.after.type == NodeType::file) {
+                paths.push_back(m_upper / entry.path);
+                files.push_back(&entry);
+            }
+        }
+        std::vector<FileDigest> digests = sha256_files(paths);
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            files[i]->after.object = digests[i].hex;
+            files[i]->after.size = digests[i].size;
+        }
+    }
+
+    const stdfs::path& m_upper;
+    const VenvLayout& m_layout;
+    const std::set<std::string>& m_hidden;
+    std::vector<Entry> m_entries;
+};
+
+} // namespace
+
+std::vector<Entry> read_upper_layer(const std::filesystem::path& upper, const VenvLayout& layout,
+                                    const std::set<std::string>& hidden) {
+    return LayerReader(upper, layout, hidden).read();
+}
+
+} // namespace venvtx

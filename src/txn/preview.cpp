@@ -1,0 +1,269 @@
+// run_preview: the baseline and the previewed change, each in a worker, at the same time.
+#include "venvtx/txn/preview.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/worker.hpp"
+#include "venvtx/txn/report.hpp"
+
+#include <memory>
+
+namespace venvtx {
+
+namespace {
+
+// A worker's body: its result, or the Error it threw with its exit code.
+std::string reported(const std::function<nlohmann::json()>& body) {
+    nlohmann::json report;
+    try {
+        report["result"] = body();
+    } catch (const Error& error) {
+        report["error"] = error.what();
+        report["code"] = static_cast<int>(error.code());
+    }
+    return report.dump();
+}
+
+nlohmann::json result_of(Worker& worker, const char* what) {
+    Worker::Result done = worker.wait();
+    if (!done.ok) {
+        throw Error(ExitCode::internal, std::string(what) + " failed: " + done.text);
+    }
+    nlohmann::json report = nlohmann::json::parse(done.text);
+    if (report.contains("error")) {
+        throw Error(static_cast<ExitCode>(report["code"].get<int>()), report["error"].get<std::string>());
+    }
+    return report["result"];
+}
+
+std::optional<int> exact_gpus(const ProbeSettings& settings) {
+    return expected_gpu_count(settings, nullptr);
+}
+
+} // namespace
+
+PreviewMode preview_mode_from(const std::string& text) {
+    if (text == "auto") {
+        return PreviewMode::automatic;
+    }
+    if (text == "always") {
+        return PreviewMode::always;
+    }
+    if (text == "never") {
+        return PreviewMode::never;
+    }
+    throw usage_error("--preview takes auto, always or never, not '" + text + "'");
+}
+
+nlohmann::json PreviewResult::json() const {
+    nlohmann::json document = {{"used", used}};
+    if (!used) {
+        document["reason"] = reason;
+    }
+    return document;
+}
+
+std::string preview_skipped(const MutationOptions& options) {
+    if (options.preview == PreviewMode::never) {
+        return "--preview never";
+    }
+    if (options.preview == PreviewMode::automatic && options.probe.code.empty()) {
+        return "no probe to run on a preview";
+    }
+    return "";
+}
+
+std::set<std::string> hidden_from_preview(const Context& context) {
+    std::set<std::string> hidden = {".lock"};
+    std::filesystem::path store = context.store_root.lexically_relative(context.layout.root);
+    if (!store.empty() && *store.begin() != "..") {
+        hidden.insert(store.string());
+    }
+    return hidden;
+}
+
+namespace {
+
+// The view's worker: enter it, make the change, probe.
+std::unique_ptr<Worker> start_view(const Context& context, const MutationOptions& options, const PreviewArea& area,
+                                   const std::function<nlohmann::json()>& change) {
+    return std::make_unique<Worker>([&context, &options, &area, &change] {
+        return reported([&] {
+            nlohmann::json inside;
+            try {
+                enter_overlay_view(area, context.layout.root, context.store_root);
+            } catch (const PreviewUnavailable& refused) {
+                inside["unavailable"] = refused.what();
+                return inside;
+            }
+            try {
+                inside["change"] = change();
+            } catch (const Error& error) {
+                inside["failure"] = error.what();
+                return inside;
+            }
+            if (!options.probe.code.empty()) {
+                inside["probe"] = probe_report_json(run_probe(context.layout, options.probe, exact_gpus(options.probe)));
+            }
+            return inside;
+        });
+    });
+}
+
+void read_view(const Context& context, const MutationOptions& options, Worker& view, PreviewResult& result) {
+    nlohmann::json inside = result_of(view, "the preview");
+    if (inside.contains("unavailable")) {
+        result.reason = "no private view: " + inside["unavailable"].get<std::string>();
+        if (options.preview == PreviewMode::always) {
+            throw usage_error("--preview always, but " + result.reason + " (nothing was changed)");
+        }
+        context.out.debug("preview not used (" + result.reason + "): changing the venv in place");
+        return;
+    }
+    result.used = true;
+    if (inside.contains("failure")) {
+        result.failure = inside["failure"].get<std::string>();
+        return;
+    }
+    result.change = inside.value("change", nlohmann::json());
+    if (inside.contains("probe")) {
+        result.probe = probe_report_from_json(inside["probe"]);
+        judge_gpus(*result.probe, expected_gpu_count(options.probe, result.baseline ? &*result.baseline : nullptr));
+    }
+}
+
+} // namespace
+
+PreviewResult run_preview(const Context& context, const MutationOptions& options, const PreviewArea& area,
+                          const std::function<nlohmann::json()>& change) {
+    std::optional<Worker> baseline;
+    if (!options.probe.code.empty() && !options.no_baseline) {
+        baseline.emplace([&] {
+            return reported([&] {
+                return probe_report_json(run_probe(context.layout, options.probe, exact_gpus(options.probe)));
+            });
+        });
+    }
+    std::unique_ptr<Worker> view = start_view(context, options, area, change);
+    PreviewResult result;
+    result.layer = area.upper();
+    if (baseline) {
+        result.baseline = probe_report_from_json(result_of(*baseline, "the baseline probe"));
+        if (!result.baseline->passed) {
+            view->kill(); // nothing will be applied: the preview's answer is not needed
+            result.used = true;
+            return result;
+        }
+    }
+    read_view(context, options, *view, result);
+    return result;
+}
+
+std::vector<PreviewResult> run_previews(const Context& context, const MutationOptions& options,
+                                        const std::vector<std::function<nlohmann::json()>>& changes) {
+    std::vector<std::unique_ptr<PreviewArea>> areas;
+    std::vector<std::unique_ptr<Worker>> views;
+    for (const auto& change : changes) {
+        areas.push_back(std::make_unique<PreviewArea>(context.store_root));
+        views.push_back(start_view(context, options, *areas.back(), change));
+    }
+    std::vector<PreviewResult> results(changes.size());
+    for (std::size_t i = 0; i < views.size(); ++i) {
+        read_view(context, options, *views[i], results[i]);
+    }
+    return results;
+}
+
+Outcome run_what_if(const Context& context, const MutationOptions& options, const std::string& what,
+                    const std::function<nlohmann::json()>& change, nlohmann::json document) {
+    PreviewArea area(std::nullopt); // a private directory: a what-if writes nothing to the store
+    PreviewResult preview = run_preview(context, options, area, change);
+    document["preview"] = preview.json();
+    ExitCode code = ExitCode::ok;
+    if (preview.baseline) {
+        say_probe(context.out, "baseline probe", *preview.baseline);
+        document["baseline"] = probe_report_json(*preview.baseline);
+    }
+    if (!preview.used) {
+        context.out.say("what-if: not probed (" + preview.reason + "); nothing changed");
+    } else if (preview.baseline_failed()) {
+        context.out.verdict("what-if: the venv already fails the probe; nothing changed");
+        code = ExitCode::baseline_failed;
+    } else if (preview.failure) {
+        context.out.verdict("what-if: " + what + " failed in the preview: " + *preview.failure + "; nothing changed");
+        document["failure"] = *preview.failure;
+        code = ExitCode::usage;
+    } else if (preview.probe) {
+        say_probe(context.out, "probe (in a private view)", *preview.probe);
+        document["probe"] = probe_report_json(*preview.probe);
+        context.out.say("what-if: " + what + " would " + (preview.probe->passed ? "pass" : "FAIL") +
+                        " the probe; nothing changed");
+        code = preview.probe->passed ? ExitCode::ok : ExitCode::probe_failed;
+    }
+    if (context.out.json()) {
+        context.out.document(document.dump(2));
+    }
+    return {code, std::nullopt, true, {}};
+}
+
+std::int64_t record_failed_preview(const Context& context, Store& store, const std::string& kind,
+                                   const std::vector<PackageChange>& packages, const PreviewResult& preview) {
+    History& history = store.history();
+    std::string why = preview.failure ? *preview.failure
+                                      : "probe failed in the preview: " + preview.probe->error.value_or("");
+    std::int64_t id = history.record_aborted(kind, context.argv, packages,
+                                             preview.baseline ? std::optional(probe_report_json(*preview.baseline)) : std::nullopt,
+                                             why + "; the live venv was never changed");
+    if (preview.probe) {
+        history.set_probe(id, "probe", probe_report_json(*preview.probe));
+    }
+    history.set_probe(id, "preview", preview.json());
+    return id;
+}
+
+Outcome run_previewed(const Context& context, const MutationOptions& options, Store& store,
+                      const PreviewedChange& change) {
+    std::string skipped = preview_skipped(options);
+    if (!skipped.empty()) {
+        PreviewResult none;
+        none.reason = skipped;
+        TransactionPlan plan = change.plan(none);
+        if (!options.probe.code.empty()) {
+            plan.preview = none.json();
+        }
+        return run_transaction(context, options, store, std::move(plan));
+    }
+    PreviewArea area(context.store_root);
+    PreviewResult preview = run_preview(context, options, area, change.in_view);
+    TransactionPlan plan = change.plan(preview);
+    plan.preview = preview.json();
+    plan.baseline = preview.baseline;
+    if (!preview.used || preview.baseline_failed()) {
+        return run_transaction(context, options, store, std::move(plan)); // in place, or nothing to do
+    }
+    if (preview.failure || preview.probe_failed()) {
+        if (preview.baseline) {
+            say_probe(context.out, "baseline probe", *preview.baseline);
+        }
+        if (preview.probe) {
+            say_probe(context.out, "probe (in a private view)", *preview.probe);
+        }
+        std::int64_t id = record_failed_preview(context, store, change.kind, plan.packages, preview);
+        std::string verdict = "the live venv was never changed (tx " + std::to_string(id) + " aborted)";
+        if (preview.failure) {
+            throw Error(ExitCode::usage, *preview.failure + " (" + verdict + ")");
+        }
+        context.out.verdict(verdict);
+        return {ExitCode::probe_failed, store.history().find(id)};
+    }
+    if (preview.baseline) {
+        say_probe(context.out, "baseline probe", *preview.baseline);
+    }
+    if (preview.probe) {
+        say_probe(context.out, "probe (in a private view)", *preview.probe);
+    }
+    plan.previewed = preview.probe;
+    plan.layer = area.upper();
+    return run_transaction(context, options, store, std::move(plan));
+}
+
+} // namespace venvtx
