@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/store/store.hpp"
+#include "venvtx/txn/gc.hpp"
 #include "venvtx/txn/report.hpp"
 
 #include <memory>
@@ -33,6 +34,10 @@ Command register_log(CLI::App& parent) {
                 }
                 for (const auto& record : records) {
                     out.verdict(transaction_line(record));
+                }
+                if (Store::exists(context.store_root)) {
+                    Store store(context.store_root, false);
+                    out.say(describe_store(store));
                 }
                 return 0;
             }};

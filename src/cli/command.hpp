@@ -37,6 +37,7 @@ Command register_probe(CLI::App& parent);
 Command register_recover(CLI::App& parent);
 Command register_verify(CLI::App& parent);
 Command register_why(CLI::App& parent);
+Command register_gc(CLI::App& parent);
 Command register_install(CLI::App& parent);
 Command register_run(CLI::App& parent);
 

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     app.add_flag("--no-progress", global.no_progress, "no progress line");
     std::vector<Command> commands = {register_remove(app), register_rollback(app), register_log(app),
                                      register_show(app), register_probe(app), register_verify(app),
-                                     register_recover(app), register_why(app), register_install(app),
+                                     register_recover(app), register_why(app), register_gc(app), register_install(app),
                                      register_run(app)};
     // Everything after the first "--" belongs to the installer or the command `run` starts.
     std::vector<std::string> ours(argv + 1, argv + argc);

@@ -9,7 +9,7 @@ namespace {
 
 const char* k_select_transaction =
     "SELECT id, kind, state, started_at, finished_at, argv, baseline, probe, undoes, undone_by, "
-    "message, restored, unrestored, preview, live_probe FROM transactions";
+    "message, restored, unrestored, preview, live_probe, pruned_from FROM transactions";
 
 void bind_state(Statement& statement, int first, const NodeState& state) {
     statement.bind(first, std::string(node_type_name(state.type)))
@@ -276,6 +276,9 @@ TransactionRecord History::read_transaction(Statement& row) {
     }
     record.preview = optional_json(row, 13);
     record.live_probe = optional_json(row, 14);
+    if (auto before = row.optional_text(15)) {
+        record.pruned_from = tx_state_from(*before);
+    }
     Statement packages = m_db.prepare("SELECT name, before, after FROM packages WHERE tx_id = ? ORDER BY rowid");
     packages.bind(1, record.id);
     while (packages.step()) {

@@ -4,6 +4,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/txn/capture.hpp"
+#include "venvtx/txn/gc.hpp"
 #include "venvtx/txn/materialize.hpp"
 #include "venvtx/txn/report.hpp"
 
@@ -109,6 +110,7 @@ private:
         }
         history.commit(m_tx, m_plan.undoes);
         remove_staging();
+        collect_after_commit(m_context, m_store);
         return {ExitCode::ok, history.find(m_tx)};
     }
 

@@ -156,7 +156,8 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
             {"undone_by", maybe_id(record.undone_by)},
             {"message", optional_json(record.message)},
             {"restored", record.restored ? nlohmann::json(*record.restored) : nlohmann::json()},
-            {"unrestored", record.unrestored}};
+            {"unrestored", record.unrestored},
+            {"pruned_from", record.pruned_from ? nlohmann::json(to_string(*record.pruned_from)) : nlohmann::json()}};
 }
 
 std::string transaction_line(const TransactionRecord& record) {

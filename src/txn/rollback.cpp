@@ -72,6 +72,22 @@ void refuse_drift(const Context& context, Store& store, const std::vector<Transa
                     " (the changed files are stored first)");
 }
 
+// A transaction gc pruned that this rollback would have undone: its objects may be gone, so the
+// rollback is refused before anything moves (exit 2, naming it).
+void refuse_pruned(Store& store, const RollbackOptions& options, const std::vector<TransactionRecord>& undo) {
+    if (!undo.empty() && !options.to) {
+        return; // the newest target is newer than every pruned transaction
+    }
+    for (const auto& record : store.history().list(std::nullopt)) {
+        bool was_undoable = record.state == TxState::pruned && record.pruned_from == TxState::committed &&
+                            !record.undone_by && (record.kind == "rollback") == options.redo;
+        if (was_undoable && record.id > options.to.value_or(0)) {
+            throw usage_error("tx " + std::to_string(record.id) + " (" + record.kind + ") was pruned by `venvtx gc`: " +
+                              "its stored files may be gone, so it cannot be undone; nothing was changed");
+        }
+    }
+}
+
 } // namespace
 
 Outcome rollback(const Context& context, const RollbackOptions& options) {
@@ -81,6 +97,7 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();
     std::vector<TransactionRecord> undo = targets(store, options);
+    refuse_pruned(store, options, undo);
     if (undo.empty()) {
         throw usage_error(options.redo ? std::string("nothing to redo: no rollback to undo")
                           : options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)

@@ -55,6 +55,7 @@ struct TransactionRecord {
     std::vector<std::string> unrestored;   // paths that restore could not bring back
     std::optional<nlohmann::json> preview;     // {"used": ..., "reason": ...}, when a probe was asked for
     std::optional<nlohmann::json> live_probe;  // --probe-live after a previewed change
+    std::optional<TxState> pruned_from;        // the state gc found it in, once pruned
 };
 
 class History {

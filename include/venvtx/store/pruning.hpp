@@ -1,0 +1,44 @@
+// What `gc` reads and changes in the index: which objects the unpruned history still needs,
+// and pruning a prefix of the history.
+#pragma once
+
+#include "venvtx/store/database.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+struct ObjectUse {
+    std::string hex;
+    std::uint64_t size = 0;
+    std::int64_t newest_tx = 0;  // the newest unpruned transaction whose before-state it is (0: none)
+};
+
+std::vector<ObjectUse> object_uses(Database& db);
+
+struct TransactionAge {
+    std::int64_t id = 0;
+    bool pruned = false;
+    bool finished = false;
+    std::int64_t age_s = 0;
+};
+
+// Every transaction, oldest first.
+std::vector<TransactionAge> transaction_ages(Database& db);
+
+struct StoreTotals {
+    std::uint64_t bytes = 0;
+    std::int64_t objects = 0;
+};
+
+StoreTotals store_totals(Database& db);
+
+// Marks every finished transaction with id <= `last` pruned (remembering its state) and drops
+// the rows of the objects no unpruned transaction refers to, in one SQL transaction; returns
+// those objects, whose files the caller deletes once this has committed (a crash in between
+// leaves files the index does not list, which the next gc removes).
+std::vector<std::string> prune_through(Database& db, std::int64_t last);
+
+} // namespace venvtx

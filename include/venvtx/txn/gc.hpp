@@ -1,0 +1,40 @@
+// `venvtx gc`: prune the history beyond the retention policy (store/retention.hpp), delete the
+// objects only pruned transactions referred to, and collect trash/, the staging of pruned
+// transactions, preview leftovers and object files the index does not list. Also run, quietly,
+// after every commit when the policy is automatic.
+#pragma once
+
+#include "venvtx/store/retention.hpp"
+#include "venvtx/store/store.hpp"
+#include "venvtx/txn/context.hpp"
+
+#include <cstdint>
+#include <optional>
+
+namespace venvtx {
+
+struct GcOptions {
+    // Rules for this run; none given: the store's policy. With --set-policy, saved as the policy.
+    std::optional<std::int64_t> keep_last;
+    std::optional<std::int64_t> older_than_s;
+    std::optional<std::uint64_t> max_bytes;
+    std::optional<bool> automatic;
+    bool set_policy = false;
+    bool dry_run = false;
+    std::optional<double> wait_s = 0.0;
+};
+
+Outcome collect_garbage(const Context& context, const GcOptions& options);
+
+// After a commit: applies the store's policy when it is automatic and something is beyond it.
+// Never fails the commit: a problem is said and left for `venvtx gc`.
+void collect_after_commit(const Context& context, Store& store);
+
+// "keep the last 20 transactions and everything from the last 30 days, at most 20.0 GB of
+// stored files; applied after every commit"
+std::string describe_policy(const RetentionPolicy& policy);
+
+// "store: 1.2 GB in 345 objects; policy: ..." (the footer of `venvtx log`).
+std::string describe_store(Store& store);
+
+} // namespace venvtx

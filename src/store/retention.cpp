@@ -1,0 +1,118 @@
+// Retention policy: defaults, the settings table, and parsing durations and sizes.
+#include "venvtx/store/retention.hpp"
+
+#include "venvtx/core/error.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace venvtx {
+
+namespace {
+
+std::optional<std::int64_t> setting_number(Database& db, const char* name) {
+    Statement query = db.prepare("SELECT value FROM settings WHERE name = ?");
+    query.bind(1, std::string(name));
+    if (!query.step()) {
+        return std::nullopt;
+    }
+    std::string value = query.text(0);
+    if (value == "none") {
+        return std::nullopt;
+    }
+    return std::strtoll(value.c_str(), nullptr, 10);
+}
+
+void save_setting(Database& db, const char* name, const std::string& value) {
+    db.prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value")
+        .bind(1, std::string(name))
+        .bind(2, value)
+        .run();
+}
+
+std::string optional_text(const std::optional<std::int64_t>& value) {
+    return value ? std::to_string(*value) : "none";
+}
+
+// The number at the start of `text` and the suffix after it.
+std::pair<double, std::string> split_number(const std::string& text, const char* what) {
+    char* end = nullptr;
+    double number = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || number < 0 || !std::isfinite(number)) {
+        throw usage_error(std::string("not a ") + what + ": '" + text + "'");
+    }
+    return {number, std::string(end)};
+}
+
+} // namespace
+
+RetentionPolicy RetentionPolicy::defaults() {
+    RetentionPolicy policy;
+    policy.keep_last = 20;
+    policy.keep_seconds = 30LL * 24 * 3600;
+    policy.max_bytes = 20'000'000'000ULL;
+    return policy;
+}
+
+nlohmann::json RetentionPolicy::json() const {
+    auto number = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(); };
+    return {{"keep_last", number(keep_last)},
+            {"keep_seconds", number(keep_seconds)},
+            {"max_bytes", number(max_bytes)},
+            {"automatic", automatic}};
+}
+
+RetentionPolicy load_policy(Database& db) {
+    RetentionPolicy policy = RetentionPolicy::defaults();
+    Statement any = db.prepare("SELECT COUNT(*) FROM settings");
+    any.step();
+    if (any.integer(0) == 0) {
+        return policy;
+    }
+    policy.keep_last = setting_number(db, "keep_last");
+    policy.keep_seconds = setting_number(db, "keep_seconds");
+    auto bytes = setting_number(db, "max_bytes");
+    policy.max_bytes = bytes ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*bytes)) : std::nullopt;
+    policy.automatic = setting_number(db, "automatic").value_or(1) != 0;
+    return policy;
+}
+
+void save_policy(Database& db, const RetentionPolicy& policy) {
+    SqlTransaction transaction(db);
+    save_setting(db, "keep_last", optional_text(policy.keep_last));
+    save_setting(db, "keep_seconds", optional_text(policy.keep_seconds));
+    save_setting(db, "max_bytes",
+                 policy.max_bytes ? std::to_string(*policy.max_bytes) : std::string("none"));
+    save_setting(db, "automatic", policy.automatic ? "1" : "0");
+    transaction.commit();
+}
+
+std::int64_t parse_duration(const std::string& text) {
+    auto [number, unit] = split_number(text, "duration (e.g. 30d, 12h)");
+    double seconds = unit == "s" || unit.empty() ? 1 : unit == "m" ? 60 : unit == "h" ? 3600
+                   : unit == "d" ? 86400 : unit == "w" ? 7 * 86400 : -1;
+    if (seconds < 0) {
+        throw usage_error("not a duration (e.g. 30d, 12h, 90m, 2w): '" + text + "'");
+    }
+    return static_cast<std::int64_t>(number * seconds);
+}
+
+std::uint64_t parse_size(const std::string& text) {
+    auto [number, unit] = split_number(text, "size (e.g. 10G, 500M)");
+    std::string upper;
+    for (char c : unit) {
+        upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    bool binary = upper.size() == 3 && upper.substr(1) == "IB";  // GiB: powers of 1024
+    if (binary || (upper.size() == 2 && upper.back() == 'B')) {
+        upper.resize(1); // "GB" -> "G"
+    }
+    const std::string prefixes = "KMGT";
+    std::size_t power = upper.empty() || upper == "B" ? 0 : prefixes.find(upper) + 1;
+    if (upper.size() > 1 || power > prefixes.size()) {
+        throw usage_error("not a size (e.g. 10G, 500M, 2GiB): '" + text + "'");
+    }
+    return static_cast<std::uint64_t>(number * std::pow(binary ? 1024.0 : 1000.0, static_cast<double>(power)));
+}
+
+} // namespace venvtx

@@ -1,0 +1,301 @@
+// collect_garbage: choose the prune point, prune in the index, then delete files.
+#include "venvtx/txn/gc.hpp"
+
+#include "venvtx/core/confinement.hpp"
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
+#include "venvtx/preview/overlay_view.hpp"
+#include "venvtx/store/pruning.hpp"
+#include "venvtx/txn/recover.hpp"
+#include "venvtx/txn/report.hpp"
+
+#include <cerrno>
+#include <dirent.h>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// The newest id to prune through (0: none). Kept: the newest `keep_last` unpruned, and those
+// younger than `keep_seconds` (no rule: all); pruned: the longest run of oldest not kept. Then,
+// over `max_bytes`, the oldest kept go too, never the newest.
+std::int64_t prune_point(Database& db, const RetentionPolicy& policy) {
+    std::vector<TransactionAge> ages = transaction_ages(db);
+    std::vector<const TransactionAge*> live;
+    for (const auto& age : ages) {
+        if (!age.pruned) {
+            live.push_back(&age);
+        }
+    }
+    std::int64_t point = 0;
+    for (std::size_t i = 0; i < live.size(); ++i) {
+        std::size_t rank = live.size() - 1 - i; // 0: the newest
+        bool by_count = policy.keep_last && static_cast<std::int64_t>(rank) < *policy.keep_last;
+        bool by_age = policy.keep_seconds && live[i]->age_s < *policy.keep_seconds;
+        bool no_rule = !policy.keep_last && !policy.keep_seconds;
+        if (by_count || by_age || no_rule || !live[i]->finished) {
+            break;
+        }
+        point = live[i]->id;
+    }
+    if (!policy.max_bytes || live.empty() || store_totals(db).bytes <= *policy.max_bytes) {
+        return point; // the cheap check first: this runs after every commit
+    }
+    std::vector<ObjectUse> uses = object_uses(db);
+    auto kept_bytes = [&](std::int64_t through) {
+        std::uint64_t bytes = 0;
+        for (const auto& use : uses) {
+            bytes += use.newest_tx > through ? use.size : 0;
+        }
+        return bytes;
+    };
+    for (std::size_t i = 0; i + 1 < live.size() && kept_bytes(point) > *policy.max_bytes; ++i) {
+        if (live[i]->id > point) {
+            if (!live[i]->finished) {
+                break;
+            }
+            point = live[i]->id;
+        }
+    }
+    return point;
+}
+
+std::vector<std::string> names_in(const stdfs::path& dir) {
+    std::vector<std::string> names;
+    struct stat st {};
+    if (!Confinement::instance().stat_node(dir, st) || !S_ISDIR(st.st_mode)) {
+        return names;
+    }
+    UniqueFd fd = Confinement::instance().open_dir(dir);
+    DIR* handle = ::fdopendir(fd.get());
+    if (handle == nullptr) {
+        return names;
+    }
+    fd.release();
+    while (const dirent* entry = ::readdir(handle)) {
+        std::string name = entry->d_name;
+        if (name != "." && name != "..") {
+            names.push_back(name);
+        }
+    }
+    ::closedir(handle);
+    return names;
+}
+
+std::uint64_t tree_bytes(const stdfs::path& path) {
+    std::uint64_t bytes = 0;
+    std::error_code ec;
+    for (auto it = stdfs::recursive_directory_iterator(path, ec); !ec && it != stdfs::recursive_directory_iterator();
+         it.increment(ec)) {
+        if (it->is_regular_file(ec) && !it->is_symlink(ec)) {
+            bytes += it->file_size(ec);
+        }
+    }
+    return bytes;
+}
+
+struct Collected {
+    std::vector<std::int64_t> pruned;
+    std::vector<std::string> objects;  // deleted (or, dry run, that would be)
+    std::uint64_t object_bytes = 0;
+    std::uint64_t other_bytes = 0;     // trash, staging of pruned transactions, stray files
+};
+
+class Collector {
+public:
+    Collector(Store& store, const RetentionPolicy& policy) : m_store(store), m_policy(policy) {}
+
+    // `leftovers`: also trash, old staging, preview layers and unlisted object files.
+    Collected run(bool dry_run, bool leftovers) {
+        Database& db = m_store.db();
+        std::int64_t point = prune_point(db, m_policy);
+        for (const auto& age : transaction_ages(db)) {
+            if (age.id <= point && age.finished) {
+                m_result.pruned.push_back(age.id);
+            }
+        }
+        if (dry_run) {
+            plan_objects(point);
+            return m_result;
+        }
+        std::map<std::string, std::uint64_t> sizes;
+        for (const auto& use : object_uses(db)) {
+            sizes[use.hex] = use.size;
+        }
+        m_result.objects = point > 0 ? prune_through(db, point) : std::vector<std::string>{};
+        for (const auto& hex : m_result.objects) {
+            m_result.object_bytes += sizes[hex];
+            remove(m_store.objects().object_path(hex), false);
+        }
+        if (leftovers) {
+            collect_leftovers();
+        }
+        return m_result;
+    }
+
+private:
+    void plan_objects(std::int64_t point) {
+        for (const auto& use : object_uses(m_store.db())) {
+            if (use.newest_tx <= point) {
+                m_result.objects.push_back(use.hex);
+                m_result.object_bytes += use.size;
+            }
+        }
+    }
+
+    void remove(const stdfs::path& path, bool count) {
+        if (count) {
+            m_result.other_bytes += tree_bytes(path);
+        }
+        try {
+            Fs::instance().remove_tree(path);
+        } catch (const FsError& error) {
+            if (error.errno_value() != ENOENT) { // a detached `rm` may be emptying trash/ too
+                throw;
+            }
+        }
+    }
+
+    // trash/, staging of pruned or forgotten transactions, preview layers, and object files the
+    // index does not list (a gc killed between its index commit and its unlinks).
+    void collect_leftovers() {
+        stdfs::path root = m_store.root();
+        for (const auto& name : names_in(root / "trash")) {
+            remove(root / "trash" / name, true);
+        }
+        std::set<std::int64_t> unpruned; // their staging may hold pre-images a restore could not place
+        for (const auto& age : transaction_ages(m_store.db())) {
+            if (!age.pruned) {
+                unpruned.insert(age.id);
+            }
+        }
+        for (const auto& name : names_in(root / "staging")) {
+            std::int64_t tx = std::strtoll(name.c_str(), nullptr, 10);
+            if (unpruned.count(tx) == 0) {
+                remove(root / "staging" / name, true);
+            }
+        }
+        remove_stale_previews(root);
+        std::set<std::string> listed;
+        for (const auto& use : object_uses(m_store.db())) {
+            listed.insert(use.hex);
+        }
+        for (const auto& prefix : names_in(root / "objects")) {
+            for (const auto& rest : names_in(root / "objects" / prefix)) {
+                if (listed.count(prefix + rest) == 0) {
+                    remove(root / "objects" / prefix / rest, true);
+                }
+            }
+        }
+    }
+
+    Store& m_store;
+    const RetentionPolicy& m_policy;
+    Collected m_result;
+};
+
+std::string id_range(const std::vector<std::int64_t>& ids) {
+    if (ids.empty()) {
+        return "";
+    }
+    return ids.size() == 1 ? "tx " + std::to_string(ids.front())
+                           : "tx " + std::to_string(ids.front()) + " to " + std::to_string(ids.back());
+}
+
+} // namespace
+
+std::string describe_policy(const RetentionPolicy& policy) {
+    std::string kept;
+    if (policy.keep_last) {
+        kept += "the last " + std::to_string(*policy.keep_last) + " transactions";
+    }
+    if (policy.keep_seconds) {
+        std::int64_t s = *policy.keep_seconds;
+        kept += (kept.empty() ? "" : " and ") + std::string("everything from the last ") +
+                (s % 86400 == 0 ? std::to_string(s / 86400) + " days"
+                 : s % 3600 == 0 ? std::to_string(s / 3600) + " hours" : std::to_string(s) + " seconds");
+    }
+    std::string text = kept.empty() ? "keep every transaction" : "keep " + kept;
+    if (policy.max_bytes) {
+        text += ", at most " + human_bytes(*policy.max_bytes) + " of stored files";
+    }
+    return text + (policy.automatic ? "; applied after every commit" : "; applied by `venvtx gc` only");
+}
+
+std::string describe_store(Store& store) {
+    StoreTotals totals = store_totals(store.db());
+    return "store: " + human_bytes(totals.bytes) + " in " + std::to_string(totals.objects) +
+           " object(s); policy: " + describe_policy(load_policy(store.db()));
+}
+
+Outcome collect_garbage(const Context& context, const GcOptions& options) {
+    if (!Store::exists(context.store_root)) {
+        throw usage_error("nothing to collect: no venvtx history in " + context.store_root.string());
+    }
+    MutationSession session(context, options.wait_s);
+    Store& store = session.store();
+    RetentionPolicy policy = load_policy(store.db());
+    bool rules_given = options.keep_last || options.older_than_s || options.max_bytes;
+    if (rules_given) {
+        policy.keep_last = options.keep_last;
+        policy.keep_seconds = options.older_than_s;
+        policy.max_bytes = options.max_bytes;
+    }
+    policy.automatic = options.automatic.value_or(policy.automatic);
+    if (options.set_policy) {
+        save_policy(store.db(), policy);
+        context.out.say("policy: " + describe_policy(policy));
+    }
+    Collected collected = Collector(store, policy).run(options.dry_run, true);
+    StoreTotals totals = store_totals(store.db());
+    std::string verb = options.dry_run ? "would prune " : "pruned ";
+    if (collected.pruned.empty()) {
+        context.out.say(options.dry_run ? "nothing to prune" : "nothing pruned");
+    } else {
+        context.out.say(verb + std::to_string(collected.pruned.size()) + " transaction(s) (" +
+                        id_range(collected.pruned) + "; they stay in the log) and " +
+                        (options.dry_run ? "free " : "freed ") + human_bytes(collected.object_bytes) + " in " +
+                        std::to_string(collected.objects.size()) + " object(s)");
+    }
+    if (collected.other_bytes > 0) {
+        context.out.say("removed " + human_bytes(collected.other_bytes) + " of trash, old staging and stray files");
+    }
+    context.out.say(describe_store(store));
+    Outcome outcome;
+    outcome.document_printed = context.out.json();
+    if (context.out.json()) {
+        context.out.document(nlohmann::json{{"dry_run", options.dry_run},
+                                            {"pruned", collected.pruned},
+                                            {"freed_objects", collected.objects.size()},
+                                            {"freed_bytes", collected.object_bytes},
+                                            {"other_bytes", collected.other_bytes},
+                                            {"store", {{"bytes", totals.bytes}, {"objects", totals.objects}}},
+                                            {"policy", load_policy(store.db()).json()}}
+                                 .dump(2));
+    }
+    return outcome;
+}
+
+void collect_after_commit(const Context& context, Store& store) {
+    try {
+        RetentionPolicy policy = load_policy(store.db());
+        if (!policy.automatic) {
+            return;
+        }
+        Collected collected = Collector(store, policy).run(false, false);
+        if (!collected.pruned.empty()) {
+            context.out.debug("retention: pruned " + id_range(collected.pruned) + ", freed " +
+                              human_bytes(collected.object_bytes));
+        }
+    } catch (const Error& error) {
+        context.out.verdict(std::string("warning: the retention policy could not be applied (") + error.what() +
+                            "); run `venvtx gc`");
+    }
+}
+
+} // namespace venvtx
