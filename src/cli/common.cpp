@@ -57,7 +57,9 @@ void MutationFlags::add_to(CLI::App& app) {
     app.add_flag("--no-baseline", no_baseline, "skip the probe before the change");
     app.add_flag("--dry-run", dry_run,
                  "show the plan, change nothing (remove with --probe: a what-if, probed in a private view)");
-    app.add_flag("--force", force, "go on past a drift refusal, storing whatever it overwrites first");
+    app.add_flag("--force", force,
+                 "go on past a guard rail (removing the venv's installer) or a drift refusal (rollback), "
+                 "storing whatever it overwrites first");
     app.add_option("--wait", wait, "seconds to wait for another venvtx or uv holding the venv (default: exit 5 at once)");
 }
 

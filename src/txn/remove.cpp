@@ -11,6 +11,9 @@
 #include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/report.hpp"
 #include "venvtx/venv/inventory.hpp"
+#include "venvtx/venv/names.hpp"
+
+#include <algorithm>
 
 #include <cerrno>
 #include <fcntl.h>
@@ -58,6 +61,21 @@ PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& opt
     return planned;
 }
 
+// The venv's installer (pip: `venvtx install` and pip itself run it) goes only with --force.
+void refuse_removing_installer(const Context& context, const RemoveOptions& options) {
+    if (options.mutation.force) {
+        return;
+    }
+    for (const auto& installed : installed_versions(context.layout)) {
+        bool named = std::any_of(options.patterns.begin(), options.patterns.end(),
+                                 [&](const std::string& pattern) { return name_matches(pattern, installed.first); });
+        if (named && normalize_name(installed.first) == "pip") {
+            throw usage_error("refusing to remove pip: it is this venv's installer (`venvtx install` runs it); "
+                              "--force removes it anyway; nothing was changed");
+        }
+    }
+}
+
 } // namespace
 
 nlohmann::json remove_in_view(const VenvLayout& layout, const RemovalPlan& plan) {
@@ -95,6 +113,7 @@ TransactionPlan removal_transaction(const RemovalPlan& removal) {
 }
 
 Outcome remove_distributions(const Context& context, const RemoveOptions& options) {
+    refuse_removing_installer(context, options);
     if (options.mutation.dry_run) {
         std::optional<Store> history; // read only: a dry run creates no store
         if (Store::exists(context.store_root)) {

@@ -80,6 +80,10 @@ void say_removal_plan(const Output& out, const RemovalPlan& plan) {
         out.debug(std::to_string(plan.missing.size()) + " RECORD path(s) already missing, e.g. " +
                   plan.missing.front());
     }
+    for (const auto& broken : plan.broken_requirements) {
+        out.verdict("warning: " + broken.dependent + " stays but requires " + broken.removed + " (" +
+                    broken.requirement + ")");
+    }
 }
 
 void say_removal_impact(const Output& out, const VenvLayout& layout, const RemovalImpact& impact) {
@@ -116,7 +120,14 @@ nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& i
     for (const auto& file : plan.shared_kept) {
         shared.push_back({{"path", file.path}, {"kept_for", file.kept_for}});
     }
+    nlohmann::json broken = nlohmann::json::array();
+    for (const auto& requirement : plan.broken_requirements) {
+        broken.push_back({{"dependent", requirement.dependent},
+                          {"requires", requirement.requirement},
+                          {"removed", requirement.removed}});
+    }
     nlohmann::json json = {{"dry_run", true},
+                           {"broken_requirements", broken},
                            {"packages", targets},
                            {"files", plan.files.size()},
                            {"directories", plan.dirs.size()},

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sys/utsname.h>
 
 namespace venvtx {
 
@@ -243,6 +244,38 @@ std::set<const Distribution*> select_targets(const std::vector<Distribution>& di
     return targets;
 }
 
+MarkerEnvironment marker_environment(const VenvLayout& layout) {
+    struct utsname machine {};
+    ::uname(&machine);
+    return {layout.python_version, machine.machine};
+}
+
+std::vector<BrokenRequirement> requirements_broken_by(const std::vector<Distribution>& dists,
+                                                      const std::set<const Distribution*>& removed,
+                                                      const MarkerEnvironment& env) {
+    std::map<std::string, std::string> removed_names;
+    for (const Distribution* dist : removed) {
+        removed_names[dist->normalized] = dist->name;
+    }
+    std::vector<BrokenRequirement> broken;
+    for (const auto& dist : dists) {
+        if (removed.count(&dist) != 0) {
+            continue;
+        }
+        for (const auto& line : dist.requires_dist) {
+            std::optional<Requirement> requirement = parse_requirement(line);
+            if (!requirement || !marker_holds(requirement->marker, env)) {
+                continue;
+            }
+            auto found = removed_names.find(requirement->name);
+            if (found != removed_names.end()) {
+                broken.push_back({dist.name + " " + dist.version, requirement->text, found->second});
+            }
+        }
+    }
+    return broken;
+}
+
 RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distribution>& dists,
                          const std::vector<std::string>& patterns, const stdfs::path& store_root) {
     std::set<const Distribution*> targets = select_targets(dists, patterns);
@@ -258,7 +291,9 @@ RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distributio
             planner.add_distribution(dist);
         }
     }
-    return planner.finish();
+    RemovalPlan plan = planner.finish();
+    plan.broken_requirements = requirements_broken_by(dists, targets, marker_environment(layout));
+    return plan;
 }
 
 } // namespace venvtx

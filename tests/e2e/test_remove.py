@@ -169,5 +169,39 @@ class StoreDetails(VenvTestCase):
                 self.assertEqual(hashlib.sha256(f.read()).hexdigest(), name)
 
 
+class GuardRails(VenvTestCase):
+    """Issue 13: the venv's installer is not removed without --force; a staying distribution
+    that requires a removed one is named before anything moves."""
+
+    def test_removing_everything_is_refused_for_pip(self):
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "*")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("refusing to remove pip", proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")))
+
+    def test_force_removes_pip(self):
+        proc = self.venvtx("remove", "pip", "--force")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertNotEqual(self.python("import pip").returncode, 0)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertEqual(self.python("import pip").returncode, 0)
+
+    def test_a_staying_dependent_is_named(self):
+        proc = self.venvtx("remove", "flashinfer-python", "--no-baseline")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("warning: sglang 0.5.5 stays but requires flashinfer-python (flashinfer-python)", proc.stdout)
+        proc, plan = self.venvtx_json("remove", "nvidia-*-cu13", "--dry-run")
+        self.assertEqual(sorted((b["dependent"], b["removed"]) for b in plan["broken_requirements"]),
+                         [("torch 2.11.0", "nvidia-cudnn-cu13"), ("torch 2.11.0", "nvidia-cusparselt-cu13"),
+                          ("torch 2.11.0", "nvidia-nccl-cu13"), ("torch 2.11.0", "nvidia-nvshmem-cu13")])
+        # setuptools wants pip only for its 'testing' extra, which pip never records as installed
+        proc, plan = self.venvtx_json("remove", "pip", "--force", "--dry-run")
+        self.assertEqual(plan["broken_requirements"], [])
+        proc, plan = self.venvtx_json("remove", "sglang", "--dry-run")
+        self.assertEqual(plan["broken_requirements"], [])
+
+
 if __name__ == "__main__":
     unittest.main()

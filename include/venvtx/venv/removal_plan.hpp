@@ -5,6 +5,7 @@
 
 #include "venvtx/core/node_state.hpp"
 #include "venvtx/venv/inventory.hpp"
+#include "venvtx/venv/requirement.hpp"
 #include "venvtx/venv/layout.hpp"
 
 #include <cstdint>
@@ -25,6 +26,13 @@ struct SharedFile {
     std::string kept_for;  // the staying distribution that also owns it
 };
 
+// A staying distribution whose Requires-Dist (for this interpreter, no extra) names a removed one.
+struct BrokenRequirement {
+    std::string dependent;    // "sglang 0.5.5"
+    std::string requirement;  // the line as written, e.g. "flashinfer-python>=0.5 ; python_version >= '3.9'"
+    std::string removed;      // the removed distribution's name
+};
+
 struct RemovalPlan {
     std::vector<const Distribution*> targets;
     std::vector<PlannedPath> files;  // regular files and symlinks
@@ -33,11 +41,20 @@ struct RemovalPlan {
     std::vector<std::string> missing;  // listed in a RECORD but not on disk (venv-relative, or
                                        // as written when its directory is gone too)
     std::uint64_t bytes = 0;
+    std::vector<BrokenRequirement> broken_requirements;
 };
 
 // The distributions the patterns name; throws a usage Error for a pattern that matches none.
 std::set<const Distribution*> select_targets(const std::vector<Distribution>& dists,
                                              const std::vector<std::string>& patterns);
+
+// The marker environment of the venv's interpreter (pyvenv.cfg's version, this machine).
+MarkerEnvironment marker_environment(const VenvLayout& layout);
+
+// Staying distributions whose requirements (markers evaluated in `env`) name a removed one.
+std::vector<BrokenRequirement> requirements_broken_by(const std::vector<Distribution>& dists,
+                                                      const std::set<const Distribution*>& removed,
+                                                      const MarkerEnvironment& env);
 
 // Every pattern must match at least one distribution. Throws a usage Error (nothing changed)
 // for an unmatched pattern, a missing or malformed RECORD, or a path escaping the venv.
