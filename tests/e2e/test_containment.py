@@ -9,7 +9,7 @@ venvtx, and checks with its own hashing (support.tree_hash: plain lstat + hashli
   (c) no byte that was in the venv is gone from both the venv and the store: every file content
       of the before-state is in the venv, or in a file under <store>/objects or <store>/staging
       (hashed here) (invariant 6),
-and that exit codes are the contract's (ARCHITECTURE.md, "Exit codes"). A venvtx that refuses an
+and that exit codes are the contract's (docs/design.md, "The contract"). A venvtx that refuses an
 attack passes as long as it refuses cleanly (the exit code the contract gives, one `venvtx:` line,
 nothing changed); one that goes ahead must not follow the symlink, and its rollback must bring the
 before-state back exactly, symlinks as symlinks.

@@ -6,7 +6,7 @@
 
 namespace venvtx {
 
-// Exit codes from the contract (ARCHITECTURE.md, "Exit codes").
+// Exit codes from the contract (docs/design.md, "The contract").
 enum class ExitCode : int {
     ok = 0,
     internal = 1,

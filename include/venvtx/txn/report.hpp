@@ -17,7 +17,7 @@ void say_removal_impact(const Output& out, const VenvLayout& layout, const Remov
 // `remove --dry-run --json`: the plan and its impact.
 nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& impact);
 
-// The contract's transaction object (ARCHITECTURE.md, "JSON").
+// The contract's transaction object (docs/design.md, "The contract").
 nlohmann::json transaction_json(const TransactionRecord& record);
 
 // One line for `log`: id, state, kind, when, packages.
