@@ -242,6 +242,12 @@ std::vector<std::string> History::objects_created_by(std::int64_t tx) {
     return hexes;
 }
 
+bool History::has_object(const std::string& hex) {
+    Statement query = m_db.prepare("SELECT 1 FROM objects WHERE sha256 = ?");
+    query.bind(1, hex);
+    return query.step();
+}
+
 std::vector<std::pair<std::string, std::string>> History::object_references() {
     Statement query = m_db.prepare(
         "SELECT o.sha256, (SELECT COALESCE(e.owner || ', ', '') || 'tx ' || e.tx_id || ': ' || "

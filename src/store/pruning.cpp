@@ -57,11 +57,26 @@ std::vector<std::string> prune_through(Database& db, std::int64_t last) {
         }
     }
     Statement drop = db.prepare("DELETE FROM objects WHERE sha256 = ?");
+    Statement doom = db.prepare("INSERT OR IGNORE INTO doomed_objects (sha256) VALUES (?)");
     for (const auto& hex : dropped) {
         drop.bind(1, hex).run();
+        doom.bind(1, hex).run();
     }
     transaction.commit();
     return dropped;
+}
+
+std::vector<std::string> doomed_objects(Database& db) {
+    std::vector<std::string> doomed;
+    Statement query = db.prepare("SELECT sha256 FROM doomed_objects WHERE sha256 NOT IN (SELECT sha256 FROM objects)");
+    while (query.step()) {
+        doomed.push_back(query.text(0));
+    }
+    return doomed;
+}
+
+void forget_doomed(Database& db) {
+    db.prepare("DELETE FROM doomed_objects").run();
 }
 
 } // namespace venvtx

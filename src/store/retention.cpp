@@ -108,8 +108,10 @@ std::uint64_t parse_size(const std::string& text) {
         upper.resize(1); // "GB" -> "G"
     }
     const std::string prefixes = "KMGT";
-    std::size_t power = upper.empty() || upper == "B" ? 0 : prefixes.find(upper) + 1;
-    if (upper.size() > 1 || power > prefixes.size()) {
+    std::size_t found = upper.size() == 1 ? prefixes.find(upper) : std::string::npos;
+    bool plain = upper.empty() || upper == "B";
+    std::size_t power = plain ? 0 : found + 1;
+    if (!plain && found == std::string::npos) {
         throw usage_error("not a size (e.g. 10G, 500M, 2GiB): '" + text + "'");
     }
     return static_cast<std::uint64_t>(number * std::pow(binary ? 1024.0 : 1000.0, static_cast<double>(power)));

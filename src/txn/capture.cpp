@@ -39,7 +39,7 @@ void keep_private(const stdfs::path& staged, mode_t mode) {
 
 } // namespace
 
-CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, std::int64_t tx,
+CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, History& history, std::int64_t tx,
                                 std::vector<Entry>& entries) {
     Fs& fs = Fs::instance();
     stdfs::path staging = objects.staging_dir(tx);
@@ -80,7 +80,7 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
     for (size_t i = 0; i < staged_files.size(); ++i) {
         staged_files[i]->before.object = digests[i].hex;
         staged_files[i]->before.size = digests[i].size;
-        if (!objects.has(digests[i].hex) && seen.insert(digests[i].hex).second) {
+        if (!history.has_object(digests[i].hex) && seen.insert(digests[i].hex).second) {
             result.new_objects.emplace_back(digests[i].hex, digests[i].size);
         }
     }

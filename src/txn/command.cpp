@@ -181,7 +181,7 @@ private:
         std::vector<std::pair<std::string, std::uint64_t>> objects;
         for (size_t i = 0; i < files.size(); ++i) {
             files[i]->before.object = digests[i].hex;
-            if (!m_store.objects().has(digests[i].hex) && new_objects.insert(digests[i].hex).second) {
+            if (!m_store.history().has_object(digests[i].hex) && new_objects.insert(digests[i].hex).second) {
                 objects.emplace_back(digests[i].hex, digests[i].size);
             }
         }

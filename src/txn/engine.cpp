@@ -119,7 +119,8 @@ private:
             if (m_plan.apply) {
                 m_plan.apply(m_tx, m_plan, m_new_objects);
             } else {
-                CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_tx, m_plan.entries);
+                CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_store.history(), m_tx,
+                                                           m_plan.entries);
                 for (const auto& object : captured.new_objects) {
                     m_new_objects.insert(object.first);
                 }

@@ -90,6 +90,9 @@ std::vector<std::string> names_in(const stdfs::path& dir) {
 std::uint64_t tree_bytes(const stdfs::path& path) {
     std::uint64_t bytes = 0;
     std::error_code ec;
+    if (stdfs::is_regular_file(stdfs::symlink_status(path, ec))) {
+        return stdfs::file_size(path, ec);
+    }
     for (auto it = stdfs::recursive_directory_iterator(path, ec); !ec && it != stdfs::recursive_directory_iterator();
          it.increment(ec)) {
         if (it->is_regular_file(ec) && !it->is_symlink(ec)) {
@@ -130,8 +133,8 @@ public:
         m_result.objects = point > 0 ? prune_through(db, point) : std::vector<std::string>{};
         for (const auto& hex : m_result.objects) {
             m_result.object_bytes += sizes[hex];
-            remove(m_store.objects().object_path(hex), false);
         }
+        delete_doomed_objects(m_store);
         if (leftovers) {
             collect_leftovers();
         }
@@ -227,6 +230,19 @@ std::string describe_policy(const RetentionPolicy& policy) {
     return text + (policy.automatic ? "; applied after every commit" : "; applied by `venvtx gc` only");
 }
 
+void delete_doomed_objects(Store& store) {
+    for (const auto& hex : doomed_objects(store.db())) {
+        try {
+            Fs::instance().unlink(store.objects().object_path(hex));
+        } catch (const FsError& error) {
+            if (error.errno_value() != ENOENT) {
+                throw;
+            }
+        }
+    }
+    forget_doomed(store.db());
+}
+
 std::string describe_store(Store& store) {
     StoreTotals totals = store_totals(store.db());
     return "store: " + human_bytes(totals.bytes) + " in " + std::to_string(totals.objects) +
@@ -247,7 +263,7 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
         policy.max_bytes = options.max_bytes;
     }
     policy.automatic = options.automatic.value_or(policy.automatic);
-    if (options.set_policy) {
+    if (options.set_policy && !options.dry_run) {
         save_policy(store.db(), policy);
         context.out.say("policy: " + describe_policy(policy));
     }

@@ -2,6 +2,7 @@
 #include "venvtx/txn/recover.hpp"
 
 #include "venvtx/preview/overlay_view.hpp"
+#include "venvtx/txn/gc.hpp"
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
@@ -86,7 +87,12 @@ std::vector<std::int64_t> recover_interrupted(const Context& context, Store& sto
                                 " path(s) differ from before, e.g. " + unrestored.front());
         }
     }
-    remove_stale_previews(store.root()); // after: an interrupted apply no longer needs its layer
+    try { // garbage only: what stays is tried again next time
+        delete_doomed_objects(store); // what a killed gc dropped from the index but not from disk
+        remove_stale_previews(store.root()); // after: an interrupted apply no longer needs its layer
+    } catch (const FsError& error) {
+        context.out.debug("leftovers stay for later: " + std::string(error.what()));
+    }
     return recovered;
 }
 

@@ -79,8 +79,15 @@ void refuse_pruned(Store& store, const RollbackOptions& options, const std::vect
         return; // the newest target is newer than every pruned transaction
     }
     for (const auto& record : store.history().list(std::nullopt)) {
+        bool is_rollback = record.kind == "rollback";
+        if (options.redo && is_rollback && record.undoes) { // a redo (a rollback of a rollback) is not redone
+            auto undone = store.history().find(*record.undoes);
+            is_rollback = undone && undone->kind != "rollback";
+        } else if (options.redo) {
+            is_rollback = false;
+        }
         bool was_undoable = record.state == TxState::pruned && record.pruned_from == TxState::committed &&
-                            !record.undone_by && (record.kind == "rollback") == options.redo;
+                            !record.undone_by && (options.redo ? is_rollback : record.kind != "rollback");
         if (was_undoable && record.id > options.to.value_or(0)) {
             throw usage_error("tx " + std::to_string(record.id) + " (" + record.kind + ") was pruned by `venvtx gc`: " +
                               "its stored files may be gone, so it cannot be undone; nothing was changed");

@@ -2,6 +2,7 @@
 #include "venvtx/txn/verify.hpp"
 
 #include "venvtx/core/sha256.hpp"
+#include "venvtx/store/pruning.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/venv/inventory.hpp"
 #include "venvtx/venv/path_resolver.hpp"
@@ -46,8 +47,12 @@ void check_all(std::vector<Pending>& pending, bool record_form, VerifyReport& re
     }
 }
 
-// Files under objects/ the index does not list: a lost index row, or something put there.
-void check_strays(Store& store, const std::set<std::string>& indexed, VerifyReport& report) {
+// Files under objects/ the index does not list: a lost index row, or something put there. The
+// files of objects a gc dropped (doomed) are not strays: the next mutating command deletes them.
+void check_strays(Store& store, std::set<std::string> indexed, VerifyReport& report) {
+    for (const auto& hex : doomed_objects(store.db())) {
+        indexed.insert(hex);
+    }
     std::error_code ec;
     stdfs::path objects = store.root() / "objects";
     for (auto it = stdfs::recursive_directory_iterator(objects, ec); !ec && it != stdfs::recursive_directory_iterator();

@@ -98,6 +98,8 @@ public:
                          std::vector<Entry>& changed, std::vector<Entry>& added,
                          const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
     std::vector<std::string> objects_created_by(std::int64_t tx);
+    // Whether the index lists the object (a file under objects/ alone may be garbage a gc left).
+    bool has_object(const std::string& hex);
     // Every stored object with one distribution, transaction and path that needs it
     // ("sglang, tx 3: lib/.../sglang/__init__.py").
     std::vector<std::pair<std::string, std::string>> object_references();

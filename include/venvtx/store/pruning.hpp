@@ -37,8 +37,13 @@ StoreTotals store_totals(Database& db);
 
 // Marks every finished transaction with id <= `last` pruned (remembering its state) and drops
 // the rows of the objects no unpruned transaction refers to, in one SQL transaction; returns
-// those objects, whose files the caller deletes once this has committed (a crash in between
-// leaves files the index does not list, which the next gc removes).
+// those objects, also listed as doomed: the caller deletes their files once this has committed,
+// then forgets them (a crash in between: `delete_doomed_objects` at the next mutating command).
 std::vector<std::string> prune_through(Database& db, std::int64_t last);
+
+// Objects dropped by a gc whose files may still be there (not stored again since).
+std::vector<std::string> doomed_objects(Database& db);
+// Once their files are deleted.
+void forget_doomed(Database& db);
 
 } // namespace venvtx

@@ -19,9 +19,10 @@ struct CaptureResult {
 
 // For each entry whose before-state is a file or symlink that the transaction changes: rename
 // it into staging; then remove directories that must go (deepest first); then hash the staged
-// files in parallel. Fills Entry::before.object and lists the objects the store lacks. Throws
-// on failure, leaving every moved file in staging, where a restore finds it.
-CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, std::int64_t tx,
+// files in parallel. Fills Entry::before.object and lists the objects the index lacks (a file
+// under objects/ the index does not list is garbage: adopting replaces it). Throws on failure,
+// leaving every moved file in staging, where a restore finds it.
+CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, History& history, std::int64_t tx,
                                 std::vector<Entry>& entries);
 
 // Moves captured files from staging to their object names. Called once their hashes are in the

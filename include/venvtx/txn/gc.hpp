@@ -34,6 +34,9 @@ void collect_after_commit(const Context& context, Store& store);
 // stored files; applied after every commit"
 std::string describe_policy(const RetentionPolicy& policy);
 
+// Deletes the files of objects a gc dropped from the index (all of them, or what a killed gc left).
+void delete_doomed_objects(Store& store);
+
 // "store: 1.2 GB in 345 objects; policy: ..." (the footer of `venvtx log`).
 std::string describe_store(Store& store);
 
