@@ -67,7 +67,7 @@ void open_up_workdir(const stdfs::path& work, bool confined) {
             Fs::instance().chmod(inner, 0700);
         }
     } else {
-        ::chmod(inner.c_str(), 0700);
+        ::chmod(inner.c_str(), 0700); // a what-if's own mkdtemp directory, outside venv and store
     }
 }
 
@@ -107,7 +107,7 @@ PreviewArea::~PreviewArea() {
             Fs::instance().rmdir(m_dir.parent_path()); // fails while another area is there
         }
         if (!m_temporary.empty()) {
-            ::rmdir(m_temporary.c_str());
+            ::rmdir(m_temporary.c_str()); // the what-if's own mkdtemp directory, now empty
         }
     } catch (const std::exception&) {
         // Left for remove_stale_previews (`venvtx recover`, the next mutating command).

@@ -79,6 +79,9 @@ void refuse_removing_installer(const Context& context, const RemoveOptions& opti
 } // namespace
 
 nlohmann::json remove_in_view(const VenvLayout& layout, const RemovalPlan& plan) {
+    // Outside the fs seam on purpose: this runs in the preview's worker, inside the private view,
+    // where nothing is live (the upper layer gets whiteouts) and failpoints count live steps only.
+    // Still contained: the parent is opened beneath the venv root without following symlinks.
     auto remove = [&](const std::string& rel, int flags) {
         ParentDir parent = Confinement::instance().open_parent(layout.root / rel);
         if (::unlinkat(parent.dir.get(), parent.leaf.c_str(), flags) != 0 && errno != ENOENT) {
