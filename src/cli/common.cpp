@@ -21,6 +21,15 @@ const CLI::Validator k_positive(
     },
     "NUMBER>0");
 
+const CLI::Validator k_count(
+    [](std::string& text) {
+        std::int64_t value = 0;
+        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        bool whole = error == std::errc() && end == text.data() + text.size();
+        return whole && value >= 0 ? std::string() : "must be a whole number, 0 or more, not '" + text + "'";
+    },
+    "N>=0");
+
 const CLI::Validator k_transaction_id(
     [](std::string& text) {
         std::int64_t value = 0;
