@@ -21,21 +21,27 @@ const CLI::Validator k_positive(
     },
     "NUMBER>0");
 
+namespace {
+
+// `text` is a whole number of at least `least`, with nothing after it.
+bool whole_number_at_least(const std::string& text, std::int64_t least) {
+    std::int64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc() && end == text.data() + text.size() && value >= least;
+}
+
+} // namespace
+
 const CLI::Validator k_count(
     [](std::string& text) {
-        std::int64_t value = 0;
-        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        bool whole = error == std::errc() && end == text.data() + text.size();
-        return whole && value >= 0 ? std::string() : "must be a whole number, 0 or more, not '" + text + "'";
+        return whole_number_at_least(text, 0) ? std::string()
+                                              : "must be a whole number, 0 or more, not '" + text + "'";
     },
     "N>=0");
 
 const CLI::Validator k_transaction_id(
     [](std::string& text) {
-        std::int64_t value = 0;
-        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        bool whole = error == std::errc() && end == text.data() + text.size();
-        return whole && value > 0 ? std::string() : "not a transaction id: '" + text + "'";
+        return whole_number_at_least(text, 1) ? std::string() : "not a transaction id: '" + text + "'";
     },
     "TX");
 
