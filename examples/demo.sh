@@ -6,7 +6,8 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$repo/scripts/setup.sh"
-bash "$repo/scripts/build.sh" >/dev/null
+echo "== building venvtx (Release, only the binary the demo runs)"
+bash "$repo/scripts/build.sh" venvtx >/dev/null
 demo="${VENVTX_DEMO_DIR:-$repo/.demo}"
 rm -rf "$demo"
 echo "== building the demo venv in $demo (torch 2.11.0 + nvidia-*-cu13 + sglang, flashinfer, flash-attn)"

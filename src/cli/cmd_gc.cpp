@@ -17,6 +17,7 @@ struct GcFlags {
     bool dry_run = false;
     bool set_policy = false;
     std::optional<double> wait;
+    std::int64_t loose_last = k_default_loose_last;
 };
 
 } // namespace
@@ -33,6 +34,9 @@ Command register_gc(CLI::App& parent) {
     app->add_flag("--set-policy", flags->set_policy,
                   "save --keep/--older-than/--max-size/--auto as the store's policy (then apply it)");
     app->add_option("--auto", flags->automatic, "on: apply the policy after every commit (the default); off: only here");
+    app->add_option("--loose", flags->loose_last,
+                    "keep the objects of the newest N transactions loose, pack the older ones (default 5)")
+        ->check(k_count);
     app->add_option("--wait", flags->wait, "seconds to wait for another venvtx or uv holding the venv");
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
@@ -53,6 +57,7 @@ Command register_gc(CLI::App& parent) {
                 options.set_policy = flags->set_policy;
                 options.dry_run = flags->dry_run;
                 options.wait_s = flags->wait.value_or(0.0);
+                options.loose_last = flags->loose_last;
                 Context context = make_context(global, out);
                 return finish(out, collect_garbage(context, options));
             }};

@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/store/packs.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/report.hpp"
 
@@ -25,8 +26,27 @@ Command register_show(CLI::App& parent) {
                     throw usage_error("no transaction " + std::to_string(*id));
                 }
                 std::vector<Entry> entries = store.history().entries(*id);
+                // Where the bytes that undo it are: loose objects, packs (read on a rollback), or gone.
+                std::set<std::string> objects;
+                for (const auto& entry : entries) {
+                    if (!entry.before.object.empty()) {
+                        objects.insert(entry.before.object);
+                    }
+                }
+                std::map<std::string, std::int64_t> packed = packed_objects(store, objects);
+                std::set<std::int64_t> packs;
+                std::size_t loose = 0;
+                for (const auto& hex : objects) {
+                    loose += store.objects().has(hex) ? 1 : 0;
+                    if (packed.count(hex) != 0) {
+                        packs.insert(packed[hex]);
+                    }
+                }
+                nlohmann::json stored = {{"objects", objects.size()}, {"loose", loose}, {"packed", packed.size()},
+                                         {"packs", packs.size()}};
                 if (out.json()) {
                     nlohmann::json json = transaction_json(*record);
+                    json["stored"] = stored;
                     json["paths"] = nlohmann::json::array();
                     for (const auto& entry : entries) {
                         json["paths"].push_back({{"path", entry.path},
@@ -36,6 +56,11 @@ Command register_show(CLI::App& parent) {
                     out.document(json.dump(2));
                 } else {
                     out.verdict(transaction_details(*record, entries));
+                    if (!objects.empty()) {
+                        out.say("stored: " + std::to_string(objects.size()) + " object(s) to undo it, " +
+                                std::to_string(loose) + " loose, " + std::to_string(packed.size()) + " packed in " +
+                                std::to_string(packs.size()) + " pack(s)");
+                    }
                 }
                 return 0;
             }};

@@ -25,6 +25,7 @@ Command register_verify(CLI::App& parent) {
                                             {"detail", problem.detail}});
                     }
                     out.document(nlohmann::json({{"objects_checked", report.objects_checked},
+                                                 {"packed_checked", report.packed_checked},
                                                  {"files_checked", report.files_checked},
                                                  {"problems", problems}})
                                      .dump(2));
@@ -34,7 +35,8 @@ Command register_verify(CLI::App& parent) {
                                     (problem.detail.empty() ? "" : ": " + problem.detail));
                     }
                     out.verdict(std::string(report.problems.empty() ? "ok" : "PROBLEMS") + ": " +
-                                std::to_string(report.objects_checked) + " store objects and " +
+                                std::to_string(report.objects_checked) + " store objects, " +
+                                std::to_string(report.packed_checked) + " packed objects and " +
                                 std::to_string(report.files_checked) + " venv files checked, " +
                                 std::to_string(report.problems.size()) + " problem(s)");
                 }

@@ -40,6 +40,7 @@ Command register_why(CLI::App& parent);
 Command register_gc(CLI::App& parent);
 Command register_install(CLI::App& parent);
 Command register_run(CLI::App& parent);
+Command register_completion(CLI::App& parent);
 
 // Options every mutating command takes (--probe, --probe-timeout, --gpus, ...).
 struct MutationFlags {

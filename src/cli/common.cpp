@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/core/confinement.hpp"
+#include "venvtx/core/progress.hpp"
 #include "venvtx/txn/preview.hpp"
 #include "venvtx/txn/report.hpp"
 
@@ -91,7 +92,10 @@ MutationOptions MutationFlags::resolve() const {
 }
 
 Output make_output(const GlobalOptions& global) {
-    return Output(OutputOptions{global.json, global.quiet, global.verbose, !global.no_progress});
+    Output out(OutputOptions{global.json, global.quiet, global.verbose, !global.no_progress});
+    Progress::instance().set_enabled(out.progress_allowed());
+    Progress::instance().set_timings(global.verbose);
+    return out;
 }
 
 Context make_context(const GlobalOptions& global, const Output& out) {

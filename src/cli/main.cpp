@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     GlobalOptions global;
     global.argv.assign(argv, argv + argc);
     global.argv[0] = "venvtx";
-    CLI::App app("venvtx: every change to a Python venv as a transaction — probe it, and restore the "
+    CLI::App app("venvtx: every change to a Python venv as a transaction: probe it, and restore the "
                  "exact prior bytes when the probe fails.",
                  "venvtx");
     app.require_subcommand(1);
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     std::vector<Command> commands = {register_remove(app), register_rollback(app), register_log(app),
                                      register_show(app), register_probe(app), register_verify(app),
                                      register_recover(app), register_why(app), register_gc(app), register_install(app),
-                                     register_run(app)};
+                                     register_run(app), register_completion(app)};
     // Everything after the first "--" belongs to the installer or the command `run` starts.
     std::vector<std::string> ours(argv + 1, argv + argc);
     auto separator = std::find(ours.begin(), ours.end(), "--");

@@ -6,7 +6,10 @@
 namespace venvtx {
 
 Error system_error(const std::string& what, int err) {
-    return Error(ExitCode::internal, what + ": " + std::strerror(err));
+    std::string message = what; // appended, not `what + ": " + ...` (a false -Wrestrict in g++ 12 -O3)
+    message += ": ";
+    message += std::strerror(err);
+    return Error(ExitCode::internal, message);
 }
 
 } // namespace venvtx

@@ -288,6 +288,38 @@ void Fs::copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode) 
     check(::fsync(out.get()), "fsync", to);
 }
 
+UniqueFd Fs::create_file(const stdfs::path& path, mode_t mode) {
+    step("create", path);
+    ParentDir target = parent_of(path);
+    UniqueFd out(::openat(target.dir.get(), target.leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                          mode & 07777));
+    if (!out.valid()) {
+        fail("create", path, errno);
+    }
+    return out;
+}
+
+void Fs::write(int fd, const void* data, std::size_t size, const stdfs::path& path) {
+    step("write", path);
+    const char* bytes = static_cast<const char*>(data);
+    while (size > 0) {
+        ssize_t n = ::write(fd, bytes, size);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            fail("write", path, errno);
+        }
+        bytes += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
+void Fs::fsync(int fd, const stdfs::path& path) {
+    step("fsync", path);
+    check(::fsync(fd), "fsync", path);
+}
+
 void Fs::fsync_dir(const stdfs::path& dir) {
     step("fsync", dir);
     UniqueFd fd = Confinement::instance().open_dir(dir);

@@ -1,51 +1,34 @@
-// Output: routing of results, debug log and progress to their channels.
+// Output: routing of results and the debug log to their channels, around the progress line.
 #include "venvtx/core/output.hpp"
+
+#include "venvtx/core/progress.hpp"
 
 #include <cstdio>
 #include <unistd.h>
 
 namespace venvtx {
 
-Output::Output(OutputOptions options) : m_options(options) {
-    m_tty = ::isatty(STDERR_FILENO) == 1 && options.progress && !options.json && !options.quiet;
+Output::Output(OutputOptions options) : m_options(options) {}
+
+bool Output::progress_allowed() const {
+    return ::isatty(STDERR_FILENO) == 1 && m_options.progress && !m_options.json && !m_options.quiet;
 }
 
 void Output::say(const std::string& line) const {
     if (!m_options.json && !m_options.quiet) {
-        end_progress();
-        std::fprintf(stdout, "%s\n", line.c_str());
-        std::fflush(stdout);
+        Progress::instance().print_line(stdout, line);
     }
 }
 
 void Output::verdict(const std::string& line) const {
     if (!m_options.json) {
-        end_progress();
-        std::fprintf(stdout, "%s\n", line.c_str());
-        std::fflush(stdout);
+        Progress::instance().print_line(stdout, line);
     }
 }
 
 void Output::debug(const std::string& line) const {
     if (m_options.verbose) {
-        end_progress();
-        std::fprintf(stderr, "venvtx: %s\n", line.c_str());
-    }
-}
-
-void Output::progress(const std::string& line) const {
-    if (m_tty) {
-        std::fprintf(stderr, "\r\033[K%s", line.c_str());
-        std::fflush(stderr);
-        m_progress_shown = true;
-    }
-}
-
-void Output::end_progress() const {
-    if (m_progress_shown) {
-        std::fprintf(stderr, "\r\033[K");
-        std::fflush(stderr);
-        m_progress_shown = false;
+        Progress::instance().print_line(stderr, "venvtx: " + line);
     }
 }
 

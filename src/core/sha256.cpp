@@ -2,6 +2,7 @@
 #include "venvtx/core/sha256.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/progress.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -74,6 +75,7 @@ FileDigest sha256_file(const std::filesystem::path& path) {
 
 std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths) {
     std::vector<FileDigest> results(paths.size());
+    Progress::Phase phase("hashing", paths.size(), "files");
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
@@ -81,6 +83,7 @@ std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& p
         for (size_t i = next++; i < paths.size(); i = next++) {
             try {
                 results[i] = sha256_file(paths[i]);
+                Progress::advance(1, results[i].size);
             } catch (...) {
                 std::lock_guard<std::mutex> guard(failure_mutex);
                 failure = std::current_exception();
@@ -102,6 +105,17 @@ std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& p
     }
     return results;
 }
+
+Sha256Stream::Sha256Stream() : m_context(new_context().release()) {}
+
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_context)); }
+
+void Sha256Stream::update(const void* data, std::size_t size) {
+    EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(m_context), data, size);
+    m_size += size;
+}
+
+FileDigest Sha256Stream::finish() { return {finish_hex(static_cast<EVP_MD_CTX*>(m_context)), m_size}; }
 
 std::string sha256_hex(const std::string& data) {
     auto context = new_context();

@@ -3,6 +3,7 @@
 
 #include "probe_script.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/progress.hpp"
 #include "venvtx/core/subprocess.hpp"
 
 #include <chrono>
@@ -124,6 +125,11 @@ ProbeReport run_probe(const VenvLayout& layout, const ProbeSettings& settings,
     spec.timeout = std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 1000));
     spec.report_pipe = true;
     spec.kill_descendants = true; // the verdict is the interpreter's; nothing it started outlives it
+    std::string shown;
+    for (const auto& code : settings.code) {
+        shown += (shown.empty() ? "" : "; ") + code;
+    }
+    Progress::Phase phase("probing `" + shown + "`");
     SubprocessResult result = run_subprocess(spec);
 
     ProbeReport report;

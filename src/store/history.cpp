@@ -2,6 +2,7 @@
 #include "venvtx/store/history.hpp"
 
 #include "venvtx/core/clock.hpp"
+#include "venvtx/core/progress.hpp"
 
 namespace venvtx {
 
@@ -157,6 +158,7 @@ void History::commit(std::int64_t id, std::optional<std::int64_t> undoes) {
 
 void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
                            const std::vector<std::pair<std::string, std::uint64_t>>& new_objects) {
+    Progress::Phase phase("indexing captured files", entries.size(), "paths");
     SqlTransaction transaction(m_db);
     Statement object = m_db.prepare("INSERT OR IGNORE INTO objects (sha256, size, created_by) VALUES (?, ?, ?)");
     for (const auto& [hex, size] : new_objects) {
@@ -173,6 +175,7 @@ void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
             .bind(5, static_cast<std::int64_t>(entry.before.size))
             .bind(6, entry.id)
             .run();
+        Progress::advance(1);
     }
     transaction.commit();
 }
@@ -290,20 +293,19 @@ TransactionRecord History::read_transaction(Statement& row) {
     while (packages.step()) {
         record.packages.push_back({packages.text(0), packages.optional_text(1), packages.optional_text(2)});
     }
-    for (const auto& entry : entries(record.id)) {
-        bool before = is_leaf(entry.before.type);
-        bool after = is_leaf(entry.after.type);
-        if (!before && !after) {
-            continue;
-        }
-        if (before && after) {
-            ++record.files.modified;
-        } else if (before) {
-            ++record.files.removed;
-        } else {
-            ++record.files.added;
-        }
-        record.files.bytes += static_cast<std::int64_t>(std::max(entry.before.size, entry.after.size));
+    // The file counts by one aggregate over the transaction's entries (a leaf: anything but a
+    // directory or nothing), not by reading them all: `log` stays quick over long histories.
+    Statement counts = m_db.prepare(
+        "SELECT COALESCE(SUM(b AND a), 0), COALESCE(SUM(b AND NOT a), 0), COALESCE(SUM(a AND NOT b), 0), "
+        "COALESCE(SUM(size), 0) FROM (SELECT before_type IN ('file', 'symlink', 'special') AS b, "
+        "after_type IN ('file', 'symlink', 'special') AS a, "
+        "MAX(COALESCE(before_size, 0), COALESCE(after_size, 0)) AS size FROM entries WHERE tx_id = ?) WHERE a OR b");
+    counts.bind(1, record.id);
+    if (counts.step()) {
+        record.files.modified = counts.integer(0);
+        record.files.removed = counts.integer(1);
+        record.files.added = counts.integer(2);
+        record.files.bytes = counts.integer(3);
     }
     return record;
 }

@@ -3,10 +3,12 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/progress.hpp"
 
 #include <cerrno>
 #include <chrono>
 #include <fcntl.h>
+#include <optional>
 #include <sys/file.h>
 #include <thread>
 #include <unistd.h>
@@ -23,14 +25,22 @@ FileLock::FileLock(const std::filesystem::path& path, std::optional<double> wait
     }
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(static_cast<long>((wait_s ? *wait_s : 0) * 1000));
+    std::optional<Progress::Phase> waiting;  // begun once the lock is found held
     for (;;) {
-        if (::flock(m_fd, LOCK_EX | (wait_s ? LOCK_NB : 0)) == 0) {
+        bool block = !wait_s && waiting; // waiting without a deadline, and the lock known held
+        if (::flock(m_fd, LOCK_EX | (block ? 0 : LOCK_NB)) == 0) {
             return;
         }
         if (errno != EWOULDBLOCK && errno != EINTR) {
             int err = errno;
             ::close(m_fd);
             throw system_error("lock " + path.string(), err);
+        }
+        if (!waiting) {
+            waiting.emplace(std::string("waiting for the lock on ") + what);
+        }
+        if (!wait_s) {
+            continue;
         }
         if (std::chrono::steady_clock::now() >= deadline) {
             ::close(m_fd);

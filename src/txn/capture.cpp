@@ -3,6 +3,7 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/progress.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/txn/entry_order.hpp"
 
@@ -45,7 +46,9 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
     stdfs::path staging = objects.staging_dir(tx);
     fs.mkdirs(staging);
     std::vector<Entry*> staged_files;
+    Progress::Phase phase("capturing", entries.size(), "paths");
     for (auto& entry : entries) {
+        Progress::advance(1);
         if (!changes_leaf(entry)) {
             continue;
         }
@@ -95,10 +98,12 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
 
 void adopt_captured(ObjectStore& objects, std::int64_t tx, const std::vector<Entry>& entries) {
     stdfs::path staging = objects.staging_dir(tx);
+    Progress::Phase phase("storing captured files", entries.size(), "paths");
     for (const auto& entry : entries) {
         if (entry.progress == EntryProgress::captured && entry.before.type == NodeType::file) {
             objects.adopt(staging / std::to_string(entry.id), entry.before.object);
         }
+        Progress::advance(1);
     }
 }
 

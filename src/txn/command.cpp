@@ -301,7 +301,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
                                check_exit(options.argv, run_subprocess(command_spec(context, options)));
                                return nlohmann::json::object();
                            },
-                           {{"argv", options.argv}});
+                           {{"argv", options.argv}}, ""); // the command prints on the terminal
     }
     if (options.mutation.dry_run) {
         context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");

@@ -3,6 +3,8 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/progress.hpp"
+#include "venvtx/store/packs.hpp"
 #include "venvtx/txn/capture.hpp"
 #include "venvtx/txn/gc.hpp"
 #include "venvtx/txn/materialize.hpp"
@@ -47,9 +49,15 @@ public:
             }
         }
         if (!m_plan.apply) {
+            // Packed objects come back as loose ones first (hashed on the way), then move into
+            // place: the pack keeps them.
+            m_unpacked = unpack_objects(m_store, objects_needed(m_plan.entries, Side::after));
             verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, after_sources());
         }
-        m_tx = history.begin(m_plan.kind, m_context.argv, m_plan.packages, m_plan.entries, m_plan.undoes);
+        {
+            Progress::Phase phase("journaling");
+            m_tx = history.begin(m_plan.kind, m_context.argv, m_plan.packages, m_plan.entries, m_plan.undoes);
+        }
         if (baseline) {
             history.set_probe(m_tx, "baseline", probe_report_json(*baseline));
         }
@@ -108,9 +116,12 @@ private:
                 return {ExitCode::probe_failed, history.find(m_tx)};
             }
         }
-        history.commit(m_tx, m_plan.undoes);
-        remove_staging();
-        collect_after_commit(m_context, m_store);
+        {
+            Progress::Phase phase("committing");
+            history.commit(m_tx, m_plan.undoes);
+            remove_staging();
+            collect_after_commit(m_context, m_store);
+        }
         return {ExitCode::ok, history.find(m_tx)};
     }
 
@@ -179,6 +190,7 @@ private:
     MaterializeSources after_sources() const {
         MaterializeSources sources;
         sources.layer = m_plan.layer;
+        sources.movable = m_unpacked;
         return sources;
     }
 
@@ -196,6 +208,7 @@ private:
     TransactionPlan m_plan;
     std::int64_t m_tx = 0;
     std::set<std::string> m_new_objects;
+    std::set<std::string> m_unpacked;  // taken out of packs for this transaction: movable into place
     bool m_restored = false;  // a restore ran (or failed): never attempted twice
     std::vector<std::string> m_unrestored;  // what the checked restore could not bring back
 };

@@ -5,6 +5,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/preview/overlay_view.hpp"
+#include "venvtx/store/packs.hpp"
 #include "venvtx/store/pruning.hpp"
 #include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/report.hpp"
@@ -245,8 +246,20 @@ void delete_doomed_objects(Store& store) {
 
 std::string describe_store(Store& store) {
     StoreTotals totals = store_totals(store.db());
-    return "store: " + human_bytes(totals.bytes) + " in " + std::to_string(totals.objects) +
-           " object(s); policy: " + describe_policy(load_policy(store.db()));
+    std::string packed;
+    std::vector<PackInfo> packs = list_packs(store);
+    if (!packs.empty()) {
+        std::uint64_t bytes = 0;
+        std::int64_t members = 0;
+        for (const auto& pack : packs) {
+            bytes += pack.bytes;
+            members += pack.members;
+        }
+        packed = ", " + std::to_string(members) + " of them packed (" + human_bytes(bytes) + " in " +
+                 std::to_string(packs.size()) + " pack" + (packs.size() == 1 ? "" : "s") + ")";
+    }
+    return "store: " + human_bytes(totals.bytes) + " in " + std::to_string(totals.objects) + " object(s)" + packed +
+           "; policy: " + describe_policy(load_policy(store.db()));
 }
 
 Outcome collect_garbage(const Context& context, const GcOptions& options) {
@@ -268,6 +281,7 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
         context.out.say("policy: " + describe_policy(policy));
     }
     Collected collected = Collector(store, policy).run(options.dry_run, true);
+    PackingResult packing = pack_cold_objects(store, options.loose_last, options.dry_run);
     StoreTotals totals = store_totals(store.db());
     std::string verb = options.dry_run ? "would prune " : "pruned ";
     if (collected.pruned.empty()) {
@@ -278,7 +292,17 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
                         (options.dry_run ? "free " : "freed ") + human_bytes(collected.object_bytes) + " in " +
                         std::to_string(collected.objects.size()) + " object(s)");
     }
-    if (collected.other_bytes > 0) {
+    if (packing.objects > 0) {
+        context.out.say((options.dry_run ? "would pack " : "packed ") + std::to_string(packing.objects) +
+                        " object(s) (" + human_bytes(packing.object_bytes) + ") that only transactions before the newest " +
+                        std::to_string(options.loose_last) + " need" +
+                        (options.dry_run ? "" : " into " + std::to_string(packing.packs) + " pack(s) of " +
+                                                    human_bytes(packing.pack_bytes) + " in all"));
+    }
+    if (collected.other_bytes + packing.freed_bytes > 0 && !options.dry_run) {
+        context.out.say("removed " + human_bytes(collected.other_bytes + packing.freed_bytes) +
+                        " of loose copies now packed, dead packs, trash, old staging and stray files");
+    } else if (collected.other_bytes > 0) {
         context.out.say("removed " + human_bytes(collected.other_bytes) + " of trash, old staging and stray files");
     }
     context.out.say(describe_store(store));
@@ -289,7 +313,11 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
                                             {"pruned", collected.pruned},
                                             {"freed_objects", collected.objects.size()},
                                             {"freed_bytes", collected.object_bytes},
-                                            {"other_bytes", collected.other_bytes},
+                                            {"other_bytes", collected.other_bytes + packing.freed_bytes},
+                                            {"packed", {{"objects", packing.objects},
+                                                        {"object_bytes", packing.object_bytes},
+                                                        {"packs", packing.packs},
+                                                        {"pack_bytes", packing.pack_bytes}}},
                                             {"store", {{"bytes", totals.bytes}, {"objects", totals.objects}}},
                                             {"policy", load_policy(store.db()).json()}}
                                  .dump(2));
@@ -304,6 +332,7 @@ void collect_after_commit(const Context& context, Store& store) {
             return;
         }
         Collected collected = Collector(store, policy).run(false, false);
+        delete_dead_packs(store); // pruning may have left packs nothing needs
         if (!collected.pruned.empty()) {
             context.out.debug("retention: pruned " + id_range(collected.pruned) + ", freed " +
                               human_bytes(collected.object_bytes));

@@ -128,7 +128,8 @@ private:
             PreviewArea area(m_context.store_root);
             RemovalPlan removal = plan_for(names);
             PreviewResult preview = run_preview(m_context, m_options.mutation, area,
-                                                [&] { return remove_in_view(m_context.layout, removal); });
+                                                [&] { return remove_in_view(m_context.layout, removal); },
+                                                "keep-going: previewing the whole removal and probing");
             m_previewing = preview.used;
             m_baseline = preview.baseline;
             if (preview.used && !preview.baseline_failed()) {
@@ -178,7 +179,8 @@ private:
             for (const auto& plan : plans) {
                 changes.push_back([this, &plan] { return remove_in_view(m_context.layout, plan); });
             }
-            std::vector<PreviewResult> results = run_previews(m_context, m_candidate_options, changes);
+            std::vector<PreviewResult> results =
+                run_previews(m_context, m_candidate_options, changes, "keep-going: probing removals in private views");
             for (std::size_t i = 0; i < sets.size(); ++i) {
                 const PreviewResult& result = results[i];
                 Trial trial{sets[i], !result.failure && result.probe && result.probe->passed,

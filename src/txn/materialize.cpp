@@ -4,6 +4,7 @@
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/progress.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/txn/entry_order.hpp"
 
@@ -97,11 +98,19 @@ public:
     }
 
     MaterializeResult run() {
+        std::uint64_t total_bytes = 0;
+        for (const auto& entry : m_entries) {
+            total_bytes += target_of(entry, m_side).type == NodeType::file ? target_of(entry, m_side).size : 0;
+        }
+        Progress::Phase placing(m_side == Side::before ? "restoring" : "applying", m_entries.size(), "paths",
+                                total_bytes);
         for (Entry* entry : dirs_shallowest_first(m_entries)) {
             guarded(*entry, [&] { make_dir(*entry); });
         }
         for (auto& entry : m_entries) {
             guarded(entry, [&] { place_leaf(entry); });
+            const NodeState& target = target_of(entry, m_side);
+            Progress::advance(1, target.type == NodeType::file ? target.size : 0);
         }
         for (Entry* entry : dirs_deepest_first(m_entries)) {
             guarded(*entry, [&] { remove_dir(*entry); });
@@ -110,6 +119,7 @@ public:
         if (m_io_error) {
             throw *m_io_error; // worth another try: the caller leaves the transaction to `recover`
         }
+        Progress::Phase checking("checking", m_entries.size(), "paths");
         check_all();
         return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end())};
     }
@@ -297,6 +307,7 @@ private:
             if (!same) {
                 m_unrestored.insert(entry.path);
             }
+            Progress::advance(1);
         }
     }
 
@@ -327,10 +338,23 @@ stdfs::path temporary_path_for(const stdfs::path& path, std::int64_t entry_id) {
     return path.parent_path() / (".venvtx-tmp-" + std::to_string(entry_id) + "-" + path.filename().string());
 }
 
+std::set<std::string> objects_needed(const std::vector<Entry>& entries, Side side) {
+    std::set<std::string> needed;
+    for (const auto& entry : entries) {
+        const NodeState& target = target_of(entry, side);
+        if (target.type == NodeType::file && !target.object.empty()) {
+            needed.insert(target.object);
+        }
+    }
+    return needed;
+}
+
 void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>& entries, Side side,
                            const MaterializeSources& sources) {
     std::set<std::string> checked;
+    Progress::Phase phase("checking stored objects", entries.size(), "paths");
     for (const auto& entry : entries) {
+        Progress::advance(1);
         const NodeState& target = target_of(entry, side);
         bool layered = !sources.layer.empty() && observe_node(sources.layer / entry.path).type == NodeType::file;
         if (target.type != NodeType::file || layered || sources.movable.count(target.object) != 0 ||

@@ -2,6 +2,7 @@
 #include "venvtx/txn/preview.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/progress.hpp"
 #include "venvtx/core/worker.hpp"
 #include "venvtx/txn/report.hpp"
 
@@ -134,7 +135,11 @@ void read_view(const Context& context, const MutationOptions& options, Worker& v
 } // namespace
 
 PreviewResult run_preview(const Context& context, const MutationOptions& options, const PreviewArea& area,
-                          const std::function<nlohmann::json()>& change) {
+                          const std::function<nlohmann::json()>& change, const std::string& progress_label) {
+    std::optional<Progress::Phase> phase;
+    if (!progress_label.empty()) {
+        phase.emplace(progress_label);
+    }
     std::optional<Worker> baseline;
     if (!options.probe.code.empty() && !options.no_baseline) {
         baseline.emplace([&] {
@@ -159,7 +164,9 @@ PreviewResult run_preview(const Context& context, const MutationOptions& options
 }
 
 std::vector<PreviewResult> run_previews(const Context& context, const MutationOptions& options,
-                                        const std::vector<std::function<nlohmann::json()>>& changes) {
+                                        const std::vector<std::function<nlohmann::json()>>& changes,
+                                        const std::string& progress_label) {
+    Progress::Phase phase(progress_label, changes.size(), changes.size() == 1 ? "view" : "views");
     std::vector<std::unique_ptr<PreviewArea>> areas;
     std::vector<std::unique_ptr<Worker>> views;
     for (const auto& change : changes) {
@@ -169,14 +176,16 @@ std::vector<PreviewResult> run_previews(const Context& context, const MutationOp
     std::vector<PreviewResult> results(changes.size());
     for (std::size_t i = 0; i < views.size(); ++i) {
         read_view(context, options, *views[i], results[i]);
+        Progress::advance(1);
     }
     return results;
 }
 
 Outcome run_what_if(const Context& context, const MutationOptions& options, const std::string& what,
-                    const std::function<nlohmann::json()>& change, nlohmann::json document) {
+                    const std::function<nlohmann::json()>& change, nlohmann::json document,
+                    const std::string& progress_label) {
     PreviewArea area(std::nullopt); // a private directory: a what-if writes nothing to the store
-    PreviewResult preview = run_preview(context, options, area, change);
+    PreviewResult preview = run_preview(context, options, area, change, progress_label);
     document["preview"] = preview.json();
     ExitCode code = ExitCode::ok;
     if (preview.baseline) {
@@ -233,7 +242,7 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
         return run_transaction(context, options, store, std::move(plan));
     }
     PreviewArea area(context.store_root);
-    PreviewResult preview = run_preview(context, options, area, change.in_view);
+    PreviewResult preview = run_preview(context, options, area, change.in_view, change.progress_label);
     TransactionPlan plan = change.plan(preview);
     plan.preview = preview.json();
     plan.baseline = preview.baseline;

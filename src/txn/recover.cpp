@@ -6,6 +6,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/store/packs.hpp"
 #include "venvtx/txn/command_capture.hpp"
 #include "venvtx/txn/materialize.hpp"
 #include "venvtx/txn/report.hpp"
@@ -64,6 +65,7 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
                          : touch_capture_recovery(context.layout, store.root(), entries);
     }
     sources.owns_every_node = command;
+    unpack_objects(store, objects_needed(entries, Side::before)); // left loose: recover may run again
     MaterializeResult result = materialize(context.layout, store.objects(), entries, Side::before, sources);
     if (result.unrestored.empty()) {
         result.moved.insert(result.moved.end(), unstored.begin(), unstored.end());
@@ -89,6 +91,8 @@ std::vector<std::int64_t> recover_interrupted(const Context& context, Store& sto
     }
     try { // garbage only: what stays is tried again next time
         delete_doomed_objects(store); // what a killed gc dropped from the index but not from disk
+        delete_dead_packs(store);     // and a pack it wrote but never indexed
+        remove_unpack_leftovers(store);
         remove_stale_previews(store.root()); // after: an interrupted apply no longer needs its layer
     } catch (const FsError& error) {
         context.out.debug("leftovers stay for later: " + std::string(error.what()));

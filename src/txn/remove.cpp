@@ -4,6 +4,7 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/progress.hpp"
 #include "venvtx/elf/removal_impact.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/keep_going.hpp"
@@ -48,14 +49,20 @@ std::vector<std::string> footprint_hits(Store* store, const RemovalPlan& plan) {
 
 PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& options, Store* store) {
     PlannedRemoval planned;
-    planned.inventory = scan_inventory(context.layout);
-    planned.plan = plan_removal(context.layout, planned.inventory, options.patterns, context.store_root);
-    LibraryIndex index(context.layout, planned.inventory, context.store_root, SystemLibraries::load());
-    planned.impact = analyze_removal(index, planned.plan, planned.inventory);
-    planned.impact.footprint = footprint_hits(store, planned.plan);
-    for (const auto& problem : index.problems()) {
-        context.out.debug("unreadable shared object " + problem);
+    {
+        Progress::Phase phase("reading the venv's distributions");
+        planned.inventory = scan_inventory(context.layout);
+        planned.plan = plan_removal(context.layout, planned.inventory, options.patterns, context.store_root);
     }
+    {
+        Progress::Phase phase("reading shared libraries");
+        LibraryIndex index(context.layout, planned.inventory, context.store_root, SystemLibraries::load());
+        planned.impact = analyze_removal(index, planned.plan, planned.inventory);
+        for (const auto& problem : index.problems()) {
+            context.out.debug("unreadable shared object " + problem);
+        }
+    }
+    planned.impact.footprint = footprint_hits(store, planned.plan);
     say_removal_plan(context.out, planned.plan);
     say_removal_impact(context.out, context.layout, planned.impact);
     return planned;
@@ -126,7 +133,8 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
         if (!options.mutation.probe.code.empty() && options.mutation.preview != PreviewMode::never) {
             return run_what_if(context, options.mutation, "the removal",
                                [&] { return remove_in_view(context.layout, planned.plan); },
-                               removal_plan_json(planned.plan, planned.impact));
+                               removal_plan_json(planned.plan, planned.impact),
+                               "what-if: removing in a private view and probing");
         }
         if (context.out.json()) {
             context.out.document(removal_plan_json(planned.plan, planned.impact).dump(2));
@@ -148,6 +156,7 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
     change.kind = "remove";
     change.in_view = [&] { return remove_in_view(context.layout, planned.plan); };
     change.plan = [&](const PreviewResult&) { return removal_transaction(planned.plan); };
+    change.progress_label = "removing in a private view and probing";
     return run_previewed(context, options.mutation, store, change);
 }
 

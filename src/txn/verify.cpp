@@ -2,6 +2,7 @@
 #include "venvtx/txn/verify.hpp"
 
 #include "venvtx/core/sha256.hpp"
+#include "venvtx/store/packs.hpp"
 #include "venvtx/store/pruning.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/venv/inventory.hpp"
@@ -78,11 +79,15 @@ void check_objects(const Context& context, const VerifyOptions& options, VerifyR
     std::uniform_real_distribution<double> percent(0, 100);
     std::vector<Pending> pending;
     std::set<std::string> indexed;
+    std::set<std::string> packed = all_packed(store);
     for (const auto& [hex, reference] : store.history().object_references()) {
         indexed.insert(hex);
         if (reference.empty()) {
             report.problems.push_back({"unreferenced object", store.objects().object_path(hex).string(), "",
                                        "no transaction refers to it"});
+        }
+        if (packed.count(hex) != 0 && !store.objects().has(hex)) {
+            continue; // checked in its pack, below
         }
         if (options.sample_percent < 100 && percent(random) >= options.sample_percent) {
             continue;
@@ -96,6 +101,11 @@ void check_objects(const Context& context, const VerifyOptions& options, VerifyR
     report.objects_checked = pending.size();
     check_all(pending, false, report);
     check_strays(store, indexed, report);
+    PackCheck packs = verify_packs(store, options.sample_percent);
+    report.packed_checked = static_cast<std::size_t>(packs.members_checked);
+    for (const auto& problem : packs.problems) {
+        report.problems.push_back({problem.what, problem.where, "", problem.detail});
+    }
 }
 
 void check_files(const Context& context, VerifyReport& report) {

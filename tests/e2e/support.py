@@ -7,6 +7,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
 
@@ -28,6 +29,35 @@ def story_template():
                        stdout=subprocess.DEVNULL)
         _template = root
     return _template
+
+
+def pack_members(store):
+    """{object hex: sha256 of its bytes} for every member of every pack the index lists, read
+    with the zstd tool and Python's tarfile (not venvtx): a member whose bytes are not its
+    name's has a different value."""
+    db = sqlite3.connect(os.path.join(store, "index.sqlite"))
+    try:
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'packs'").fetchall():
+            return {}
+        files = [row[0] for row in db.execute("SELECT file FROM packs ORDER BY id")]
+    finally:
+        db.close()
+    members = {}
+    for name in files:
+        path = os.path.join(store, "packs", name)
+        if not os.path.isfile(path):
+            continue
+        unzstd = subprocess.Popen(["zstd", "-dc", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            with tarfile.open(fileobj=unzstd.stdout, mode="r|") as archive:
+                for member in archive:
+                    members[member.name] = hashlib.sha256(archive.extractfile(member).read()).hexdigest()
+        except tarfile.TarError:
+            pass
+        finally:
+            unzstd.stdout.close()
+            unzstd.wait()
+    return members
 
 
 def tree_hash(root):

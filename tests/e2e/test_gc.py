@@ -1,4 +1,4 @@
-"""venvtx gc (issue 12, first part; packs are not here): retention by count, age and size,
+"""venvtx gc (packs: test_packs.py): retention by count, age and size,
 pruned transactions kept in the log, objects only they needed deleted, rollbacks that would need
 a pruned transaction refused, --dry-run, the stored policy and its automatic run, leftovers, and
 kill -9 / ENOSPC / EIO at every step of a gc."""
@@ -16,12 +16,12 @@ import time
 import unittest
 
 import test_crash
-from support import VenvTestCase, tree_hash
+from support import VenvTestCase, pack_members, tree_hash
 
 KILLED = -9
 DAY = 86400
 REFUSED = re.compile(r"tx (\d+) \((\w+)\) was pruned by `venvtx gc`")
-FOOTER = re.compile(r"^store: \S+ \S+ in (\d+) object\(s\); policy: (.+)$")
+FOOTER = re.compile(r"^store: \S+ \S+ in (\d+) object\(s\)(?:, \d+ of them packed \([^)]*\))?; policy: (.+)$")
 
 # Files the history's `run` transactions delete: objects big enough that the store's size means
 # something (--max-size, and `--keep 0` freeing it to under 1 MB).
@@ -161,27 +161,33 @@ class GcCase(VenvTestCase):
         return {os.path.basename(os.path.dirname(p)) + os.path.basename(p) for p in self.object_files()}
 
     def missing_objects(self):
-        """Needed objects without an index row or a file holding exactly their bytes."""
+        """Needed objects without an index row, or with neither a loose file nor a pack member
+        holding exactly their bytes."""
         rows = self.object_rows()
+        packed = pack_members(os.path.join(self.venv, ".venvtx"))
         missing = []
         for hex in sorted(self.needed_objects()):
             path = os.path.join(self.venv, ".venvtx", "objects", hex[:2], hex[2:])
-            if hex not in rows or not os.path.isfile(path):
+            if hex not in rows:
                 missing.append(hex)
-                continue
-            with open(path, "rb") as f:
-                if hashlib.sha256(f.read()).hexdigest() != hex:
-                    missing.append(hex + " (corrupted)")
+            elif os.path.isfile(path):
+                with open(path, "rb") as f:
+                    if hashlib.sha256(f.read()).hexdigest() != hex:
+                        missing.append(hex + " (corrupted)")
+            elif packed.get(hex) != hex:
+                missing.append(hex + (" (corrupted in its pack)" if hex in packed else ""))
         return missing
 
     def assertObjectsExactlyNeeded(self):
         """After a gc that pruned: the index lists exactly what unpruned transactions need, and
-        the object files are exactly the listed ones, each with its bytes."""
+        each listed object is a loose file or a pack member, with its bytes, and nothing else is."""
         self.assertEqual(self.missing_objects(), [])
         rows = set(self.object_rows())
         needed = self.needed_objects()
         self.assertEqual(sorted(rows - needed), [], "objects no unpruned transaction needs were kept")
-        self.assertEqual(self.object_file_names(), rows)
+        loose = self.object_file_names()
+        self.assertEqual(sorted(loose - rows), [], "loose files the index does not list")
+        self.assertEqual(sorted(rows - loose - set(pack_members(os.path.join(self.venv, ".venvtx")))), [])
 
     def assertVerifyClean(self, context=""):
         proc = self.venvtx("verify")
@@ -714,6 +720,7 @@ class GcSweep(test_crash.SweepCase, GcCase):
     exactly the store an uninterrupted gc leaves. Each kind of problem is its own subtest;
     GC_SWEEP_DETAIL=1 prints every point's."""
     ARGS = ["gc", "--keep", "2"]
+    EXPECTED_PRUNED = [1, 2, 3, 4, 5]
 
     def template_with_leftovers(self):
         template = self.prepare(["remove", "sglang"], ["remove", "flash-attn"], ["rollback"],
@@ -817,7 +824,7 @@ class GcSweep(test_crash.SweepCase, GcCase):
         befores = self.befores(template)
         reference = self.reference(template)
         expected = reference[0]
-        self.assertEqual(expected, [1, 2, 3, 4, 5])
+        self.assertEqual(expected, self.EXPECTED_PRUNED)
         steps = test_crash.InjectedIoErrors.count_steps(self, template, self.ARGS)
         self.assertGreater(steps, 10)
         points = [p for p in range(1, steps + 1) if test_crash.sampled(p)]
@@ -831,7 +838,7 @@ class GcSweep(test_crash.SweepCase, GcCase):
             self.assertEqual(recovered.returncode, 0, recovered.stderr)
             self.check_after("kill at step %d of %d" % (point, steps), expected, reference,
                              befores if point in walks else None, problems)
-        self.report(problems, "gc --keep 2: killed at %d of %d steps" % (len(points), steps))
+        self.report(problems, "%s: killed at %d of %d steps" % (" ".join(self.ARGS), len(points), steps))
 
     def test_enospc_and_eio_at_every_step(self):
         template = self.template_with_leftovers()
@@ -854,7 +861,7 @@ class GcSweep(test_crash.SweepCase, GcCase):
                                                        message):
                         problems["errors"].append("%s: %r" % (where, message))
                 self.check_after(where, expected, reference, None, problems)
-        self.report(problems, "gc --keep 2: %d injected I/O errors over %d steps" % (tried, steps))
+        self.report(problems, "%s: %d injected I/O errors over %d steps" % (" ".join(self.ARGS), tried, steps))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/unique_fd.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -50,6 +51,11 @@ public:
     // Copies `from` to `to` (created exclusively with `mode`) and fsyncs it.
     void copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode);
     void fsync_dir(const stdfs::path& dir);
+    // A new file written in pieces (a pack): created exclusively with `mode`, each write and the
+    // final fsync a step of its own.
+    UniqueFd create_file(const stdfs::path& path, mode_t mode);
+    void write(int fd, const void* data, std::size_t size, const stdfs::path& path);
+    void fsync(int fd, const stdfs::path& path);
     // syncfs(2) on the filesystem holding `path`: one flush for many renames.
     void sync_filesystem(const stdfs::path& path);
 

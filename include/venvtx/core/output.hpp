@@ -1,5 +1,5 @@
-// The three output channels: results on stdout (human text, or one JSON document under --json),
-// a debug log on stderr behind -v, and one overprinted progress line on a TTY only.
+// The output channels: results on stdout (human text, or one JSON document under --json) and a
+// debug log on stderr behind -v; both print around the progress line (core/progress.hpp).
 #pragma once
 
 #include <string>
@@ -24,16 +24,13 @@ public:
     void verdict(const std::string& line) const;
     // Debug detail on stderr, only with -v.
     void debug(const std::string& line) const;
-    // Overprinted progress on stderr; only on a TTY, never under --json.
-    void progress(const std::string& line) const;
-    void end_progress() const;
+    // Whether a progress line may be drawn: stderr is a TTY, and not --json, -q or --no-progress.
+    bool progress_allowed() const;
     // The one JSON document of this run (under --json).
     void document(const std::string& json_text) const;
 
 private:
     OutputOptions m_options;
-    bool m_tty = false;
-    mutable bool m_progress_shown = false;
 };
 
 } // namespace venvtx

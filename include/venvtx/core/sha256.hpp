@@ -18,6 +18,21 @@ FileDigest sha256_file(const std::filesystem::path& path);
 // Hashes many files on several threads; result i belongs to paths[i]. Rethrows the first error.
 std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths);
 std::string sha256_hex(const std::string& data);
+
+// A digest fed in pieces (bytes streamed out of a pack).
+class Sha256Stream {
+public:
+    Sha256Stream();
+    ~Sha256Stream();
+    Sha256Stream(const Sha256Stream&) = delete;
+    Sha256Stream& operator=(const Sha256Stream&) = delete;
+    void update(const void* data, std::size_t size);
+    FileDigest finish();
+
+private:
+    void* m_context;
+    std::uint64_t m_size = 0;
+};
 // RECORD's form: "sha256=" + urlsafe base64 without padding (PEP 376 / wheel spec).
 std::string record_hash_from_hex(const std::string& hex);
 

@@ -7,6 +7,7 @@
 #include "venvtx/store/retention.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/context.hpp"
+#include "venvtx/txn/packing.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -18,6 +19,8 @@ struct GcOptions {
     std::optional<std::int64_t> keep_last;
     std::optional<std::int64_t> older_than_s;
     std::optional<std::uint64_t> max_bytes;
+    // Objects only transactions older than the newest this-many need are packed (txn/packing.hpp).
+    std::int64_t loose_last = k_default_loose_last;
     std::optional<bool> automatic;
     bool set_policy = false;
     bool dry_run = false;
@@ -37,7 +40,8 @@ std::string describe_policy(const RetentionPolicy& policy);
 // Deletes the files of objects a gc dropped from the index (all of them, or what a killed gc left).
 void delete_doomed_objects(Store& store);
 
-// "store: 1.2 GB in 345 objects; policy: ..." (the footer of `venvtx log`).
+// "store: 1.2 GB in 345 object(s), 300 of them packed (400 MB in 3 packs); policy: ..." (the
+// footer of `venvtx log`).
 std::string describe_store(Store& store);
 
 } // namespace venvtx

@@ -40,6 +40,9 @@ struct MaterializeResult {
 // The temporary name a file or symlink is written under before it is renamed into place.
 std::filesystem::path temporary_path_for(const std::filesystem::path& path, std::int64_t entry_id);
 
+// The stored objects bringing `entries` to their `side` state reads.
+std::set<std::string> objects_needed(const std::vector<Entry>& entries, Side side);
+
 // Verifies, before touching the venv, every object the target state needs (except movable
 // ones, hashed moments ago) and throws an Error naming the first bad one.
 void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>& entries, Side side,

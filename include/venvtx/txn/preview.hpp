@@ -40,21 +40,24 @@ std::string preview_skipped(const MutationOptions& options);
 // Runs the baseline probe (unless --no-baseline) against the live venv and, at the same time,
 // `change` and then the probe in a private view whose layer is `area`. When the system refuses
 // the view, only the baseline ran and `used` is false; under --preview always that is a usage
-// Error (nothing changed).
+// Error (nothing changed). `progress_label` names the wait on the progress line; empty for a
+// change that prints on the terminal itself (an installer's output is never overprinted).
 PreviewResult run_preview(const Context& context, const MutationOptions& options, const PreviewArea& area,
-                          const std::function<nlohmann::json()>& change);
+                          const std::function<nlohmann::json()>& change, const std::string& progress_label);
 
 // Several changes previewed side by side, each in its own view, with no baseline (a search ran
 // it once, first): for the candidates of a --keep-going search. In the order of `changes`.
 std::vector<PreviewResult> run_previews(const Context& context, const MutationOptions& options,
-                                        const std::vector<std::function<nlohmann::json()>>& changes);
+                                        const std::vector<std::function<nlohmann::json()>>& changes,
+                                        const std::string& progress_label);
 
 // A what-if (--dry-run with a probe): `change` made and probed in a private view whose layer
 // is in a temporary directory; nothing is applied or recorded. Says how it went ("the removal
 // would pass the probe") and adds it to `document` (printed under --json). Exit 0 when the probe
 // would pass, 3 when it would fail, 4 when the venv already fails it.
 Outcome run_what_if(const Context& context, const MutationOptions& options, const std::string& what,
-                    const std::function<nlohmann::json()>& change, nlohmann::json document);
+                    const std::function<nlohmann::json()>& change, nlohmann::json document,
+                    const std::string& progress_label);
 
 // Records a previewed change that failed in the view (its probe, or the command itself): a
 // transaction aborted with nothing applied, its probes kept. Returns its id.
@@ -67,6 +70,7 @@ struct PreviewedChange {
     std::string kind;
     std::function<nlohmann::json()> in_view;
     std::function<TransactionPlan(const PreviewResult&)> plan;
+    std::string progress_label;  // see run_preview
 };
 
 // The whole flow: preview and baseline side by side; a failure in the view is recorded with

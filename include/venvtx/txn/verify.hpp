@@ -9,7 +9,7 @@
 namespace venvtx {
 
 struct VerifyOptions {
-    double sample_percent = 100;  // of store objects to re-hash
+    double sample_percent = 100;  // of loose store objects to re-hash, and of packs to stream
 };
 
 struct VerifyProblem {
@@ -20,7 +20,8 @@ struct VerifyProblem {
 };
 
 struct VerifyReport {
-    std::size_t objects_checked = 0;
+    std::size_t objects_checked = 0;  // loose
+    std::size_t packed_checked = 0;   // pack members
     std::size_t files_checked = 0;
     std::vector<VerifyProblem> problems;
 };

@@ -1,0 +1,176 @@
+// write_pack_file / read_pack_file: libarchive, tar (pax) + zstd, our writes through the fs seam.
+#include "venvtx/store/pack_file.hpp"
+
+#include "venvtx/core/confinement.hpp"
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
+#include "venvtx/core/progress.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+// Big blocks: few writes (each a step of the fs seam), sequential reads.
+constexpr int k_block_bytes = 1 << 20;
+
+struct ArchiveCloser {
+    void operator()(archive* handle) const { archive_write_free(handle); }
+};
+struct ReaderCloser {
+    void operator()(archive* handle) const { archive_read_free(handle); }
+};
+
+struct WriteTarget {
+    int fd = -1;
+    stdfs::path path;
+    std::optional<FsError> failure;  // the seam's error, rethrown after libarchive gives up
+};
+
+la_ssize_t write_block(archive*, void* client, const void* buffer, size_t size) {
+    auto* target = static_cast<WriteTarget*>(client);
+    try {
+        Fs::instance().write(target->fd, buffer, size, target->path);
+        return static_cast<la_ssize_t>(size);
+    } catch (const FsError& error) {
+        target->failure = error;
+        return -1;
+    }
+}
+
+UniqueFd open_for_reading(const stdfs::path& path) {
+    ParentDir parent = Confinement::instance().open_parent(path);
+    return UniqueFd(::openat(parent.dir.get(), parent.leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+}
+
+std::string error_text(archive* handle) {
+    const char* text = archive_error_string(handle);
+    return text != nullptr ? text : "libarchive error";
+}
+
+Error archive_error(archive* handle, const std::string& what) {
+    return Error(ExitCode::internal, what + ": " + error_text(handle));
+}
+
+void write_member(archive* handle, WriteTarget& target, const PackSource& source, std::vector<char>& buffer) {
+    UniqueFd in = open_for_reading(source.file);
+    struct stat st {};
+    if (!in.valid() || ::fstat(in.get(), &st) != 0) {
+        throw system_error("open " + source.file.string(), errno);
+    }
+    std::unique_ptr<archive_entry, decltype(&archive_entry_free)> entry(archive_entry_new(), archive_entry_free);
+    archive_entry_set_pathname(entry.get(), source.hex.c_str());
+    archive_entry_set_filetype(entry.get(), AE_IFREG);
+    archive_entry_set_perm(entry.get(), 0444);
+    archive_entry_set_size(entry.get(), st.st_size);
+    if (archive_write_header(handle, entry.get()) != ARCHIVE_OK) {
+        throw target.failure ? Error(*target.failure) : archive_error(handle, "pack " + target.path.string());
+    }
+    for (;;) {
+        ssize_t n = ::read(in.get(), buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            throw system_error("read " + source.file.string(), errno);
+        }
+        if (n == 0) {
+            break;
+        }
+        if (archive_write_data(handle, buffer.data(), static_cast<size_t>(n)) != n) {
+            throw target.failure ? Error(*target.failure) : archive_error(handle, "pack " + target.path.string());
+        }
+        Progress::advance(0, static_cast<std::uint64_t>(n));
+    }
+    Progress::advance(1);
+}
+
+} // namespace
+
+std::uint64_t write_pack_file(const stdfs::path& path, const std::vector<PackSource>& sources) {
+    Fs& fs = Fs::instance();
+    UniqueFd out = fs.create_file(path, 0444);
+    WriteTarget target{out.get(), path, std::nullopt};
+    try {
+        std::unique_ptr<archive, ArchiveCloser> handle(archive_write_new());
+        archive_write_set_format_pax_restricted(handle.get());
+        archive_write_add_filter_zstd(handle.get());
+        archive_write_set_bytes_per_block(handle.get(), k_block_bytes);
+        archive_write_set_bytes_in_last_block(handle.get(), 1);
+        if (archive_write_open(handle.get(), &target, nullptr, write_block, nullptr) != ARCHIVE_OK) {
+            throw archive_error(handle.get(), "pack " + path.string());
+        }
+        std::vector<char> buffer(k_block_bytes);
+        for (const auto& source : sources) {
+            write_member(handle.get(), target, source, buffer);
+        }
+        if (archive_write_close(handle.get()) != ARCHIVE_OK) {
+            throw target.failure ? Error(*target.failure) : archive_error(handle.get(), "pack " + path.string());
+        }
+        fs.fsync(out.get(), path);
+    } catch (...) {
+        out = UniqueFd();
+        try {
+            fs.unlink(path);
+        } catch (const FsError&) {
+            // A later gc deletes a pack file the index does not list.
+        }
+        throw;
+    }
+    struct stat st {};
+    if (::fstat(out.get(), &st) != 0) {
+        throw system_error("stat " + path.string(), errno);
+    }
+    return static_cast<std::uint64_t>(st.st_size);
+}
+
+void read_pack_file(const stdfs::path& path,
+                    const std::function<void(const std::string& hex, std::uint64_t size, const MemberReader& read)>&
+                        on_member) {
+    UniqueFd in = open_for_reading(path);
+    if (!in.valid()) {
+        throw Error(ExitCode::verify_failed, "pack " + path.string() + " cannot be opened: " + std::strerror(errno));
+    }
+    std::unique_ptr<archive, ReaderCloser> handle(archive_read_new());
+    archive_read_support_format_tar(handle.get());
+    archive_read_support_filter_zstd(handle.get());
+    if (archive_read_open_fd(handle.get(), in.get(), k_block_bytes) != ARCHIVE_OK) {
+        throw Error(ExitCode::verify_failed, "pack " + path.string() + " is unreadable: " +
+                                                 error_text(handle.get()));
+    }
+    archive_entry* entry = nullptr;
+    for (;;) {
+        int status = archive_read_next_header(handle.get(), &entry);
+        if (status == ARCHIVE_EOF) {
+            return;
+        }
+        if (status != ARCHIVE_OK) {
+            throw Error(ExitCode::verify_failed, "pack " + path.string() + " is damaged: " +
+                                                     error_text(handle.get()));
+        }
+        std::string hex = archive_entry_pathname(entry);
+        auto size = static_cast<std::uint64_t>(archive_entry_size(entry));
+        MemberReader read = [&](char* buffer, std::size_t capacity) -> std::size_t {
+            la_ssize_t n = archive_read_data(handle.get(), buffer, capacity);
+            if (n < 0) {
+                throw Error(ExitCode::verify_failed, "pack " + path.string() + ", member " + hex + " is damaged: " +
+                                                         error_text(handle.get()));
+            }
+            return static_cast<std::size_t>(n);
+        };
+        on_member(hex, size, read);
+    }
+}
+
+} // namespace venvtx

@@ -1,0 +1,235 @@
+"""venvtx installed like a real tool: the .deb (cpack) installed by dpkg into a scratch root, the
+fully static release tarball (scripts/release.sh), the man page, and the shell completions that
+`venvtx completion SHELL` generates from the CLI itself, typed into a real bash (tmux)."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+from support import REPO, VENVTX, VenvTestCase, tree_hash
+
+BUILD = os.path.dirname(os.path.abspath(VENVTX))
+
+
+def commands_and_options():
+    """{command: [options]} as `venvtx --help` and `venvtx CMD --help` list them."""
+    top = subprocess.run([VENVTX, "--help"], capture_output=True, text=True, check=True).stdout
+    commands = re.findall(r"^  ([a-z]+)\s", top.split("Subcommands:")[1], re.M)
+    table = {}
+    for command in commands:
+        text = subprocess.run([VENVTX, command, "--help"], capture_output=True, text=True, check=True).stdout
+        table[command] = sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*|-[a-z])\b", text.split("Options:")[1])))
+    return table
+
+
+def bash_completions(script, words):
+    """What the completion function offers for `words` (the last one being typed)."""
+    array = " ".join("'%s'" % w for w in words)
+    code = 'source "$1"; COMP_WORDS=(%s); COMP_CWORD=%d; _venvtx; printf "%%s\\n" "${COMPREPLY[@]}"' % (
+        array, len(words) - 1)
+    proc = subprocess.run(["bash", "--norc", "-c", code, "bash", script], capture_output=True, text=True)
+    return proc.stdout.split()
+
+
+class Terminal:
+    """A bash in tmux, to type into as a person would."""
+
+    def __init__(self, test):
+        self.socket = "venvtx-packaging-%d-%d" % (os.getpid(), time.monotonic_ns())
+        self.tmux("new-session", "-d", "-s", "t", "-x", "150", "-y", "30",
+                  "env -i PATH=/usr/bin:/bin TERM=xterm bash --norc --noprofile")
+        test.addCleanup(self.tmux, "kill-server")
+
+    def tmux(self, *args):
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True)
+
+    def type(self, keys, wait_for, timeout=10):
+        self.tmux("send-keys", "-t", "t", "--", *keys)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            screen = self.tmux("capture-pane", "-p", "-t", "t").stdout
+            if re.search(wait_for, screen):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError("never saw %r on the screen:\n%s" % (wait_for, screen))
+
+
+class Completion(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="venvtx-completion-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def script(self, shell):
+        proc = subprocess.run([VENVTX, "completion", shell], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        path = os.path.join(self.tmp, "venvtx." + shell)
+        with open(path, "w") as out:
+            out.write(proc.stdout)
+        return path
+
+    def test_bash_offers_every_command_and_each_commands_own_options(self):
+        script = self.script("bash")
+        table = commands_and_options()
+        self.assertIn("rollback", table)
+        self.assertEqual(sorted(c for c in bash_completions(script, ["venvtx", ""]) if not c.startswith("-")),
+                         sorted(table))
+        for command, options in table.items():
+            offered = set(bash_completions(script, ["venvtx", "--venv", "/tmp", command, "-"]))
+            self.assertLessEqual(set(options), offered, command)
+        # A value is not mistaken for a command; --venv completes directories.
+        self.assertEqual(bash_completions(script, ["venvtx", "--venv", "rollback", "ro"]), ["rollback"])
+        self.assertIn(self.tmp, bash_completions(script, ["venvtx", "--venv", self.tmp]))
+
+    @unittest.skipUnless(shutil.which("tmux"), "tmux not installed (scripts/setup.sh installs it)")
+    def test_ro_tab_completes_to_rollback_in_a_real_bash(self):
+        terminal = Terminal(self)
+        terminal.type(["source %s; echo sourced" % self.script("bash"), "Enter"], r"(?m)^sourced$")
+        screen = terminal.type(["venvtx ro", "Tab"], r"(?m)venvtx rollback$")
+        self.assertIn("venvtx rollback", screen)
+        terminal.type(["--re", "Tab"], r"venvtx rollback --redo")
+
+    def test_zsh_and_fish_scripts_parse(self):
+        checked = 0
+        for shell, check in (("zsh", ["zsh", "-n"]), ("fish", ["fish", "--no-execute"])):
+            script = self.script(shell)
+            with open(script) as text:
+                body = text.read()
+            for command in commands_and_options():
+                self.assertIn(command, body, shell)
+            if shutil.which(shell):
+                proc = subprocess.run(check + [script], capture_output=True, text=True)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                checked += 1
+        if not checked:
+            self.skipTest("neither zsh nor fish installed: only their contents checked")
+
+    def test_an_unknown_shell_is_one_line_and_exit_2(self):
+        proc = subprocess.run([VENVTX, "completion", "tcsh"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 2)
+        self.assertEqual(proc.stderr, "venvtx: no completion for shell 'tcsh' (bash, zsh or fish)\n")
+        self.assertEqual(proc.stdout, "")
+
+
+def version():
+    return subprocess.run([VENVTX, "--version"], capture_output=True, text=True, check=True).stdout.split()[1]
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(BUILD, "CPackConfig.cmake")) and shutil.which("dpkg"),
+                     "no CPack config beside the binary, or no dpkg")
+class DebianPackage(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="venvtx-deb-")
+        subprocess.run(["cpack", "-G", "DEB", "-B", cls.tmp], cwd=BUILD, check=True, capture_output=True)
+        cls.deb = os.path.join(cls.tmp, "venvtx_%s_amd64.deb" % version())
+        cls.root = os.path.join(cls.tmp, "root")
+        # An empty dpkg database: the package is installed by dpkg itself, into this root only.
+        for sub in ("var/lib/dpkg/info", "var/lib/dpkg/updates"):
+            os.makedirs(os.path.join(cls.root, sub))
+        open(os.path.join(cls.root, "var/lib/dpkg/status"), "w").close()
+        cls.install = subprocess.run(["dpkg", "--root=" + cls.root, "--force-depends", "--force-script-chrootless",
+                                      "--force-not-root", "-i", cls.deb], capture_output=True, text=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_dpkg_installs_it_and_it_runs(self):
+        self.assertEqual(self.install.returncode, 0, self.install.stderr)
+        status = subprocess.run(["dpkg", "--root=" + self.root, "-s", "venvtx"], capture_output=True, text=True)
+        self.assertIn("Status: install ok installed", status.stdout)
+        installed = os.path.join(self.root, "usr/bin/venvtx")
+        proc = subprocess.run([installed, "--version"], capture_output=True, text=True)
+        self.assertEqual(proc.stdout, "venvtx %s\n" % version())
+        for path in ("usr/share/man/man1/venvtx.1", "usr/share/bash-completion/completions/venvtx",
+                     "usr/share/zsh/vendor-completions/_venvtx", "usr/share/fish/vendor_completions.d/venvtx.fish"):
+            self.assertTrue(os.path.isfile(os.path.join(self.root, path)), path)
+
+    def test_its_dependencies_are_debian_packages_this_machine_has(self):
+        depends = subprocess.run(["dpkg-deb", "-f", self.deb, "Depends"], capture_output=True, text=True).stdout
+        names = [part.split()[0] for part in depends.split(",") if part.strip()]
+        self.assertIn("libsqlite3-0", names)
+        for name in names:
+            status = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", name], capture_output=True, text=True)
+            self.assertIn("install ok installed", status.stdout, name)
+
+    def test_the_man_page_documents_every_command(self):
+        page = os.path.join(self.root, "usr/share/man/man1/venvtx.1")
+        if not shutil.which("man"):
+            self.skipTest("man not installed")
+        text = subprocess.run(["man", "-l", page], capture_output=True, text=True,
+                              env={**os.environ, "MANPAGER": "cat", "MANWIDTH": "100"}).stdout
+        for heading in ("NAME", "SYNOPSIS", "COMMANDS", "EXIT STATUS"):
+            self.assertIn(heading, text)
+        for command in commands_and_options():
+            self.assertIn("venvtx %s" % command, text)
+
+    @unittest.skipUnless(shutil.which("tmux"), "tmux not installed (scripts/setup.sh installs it)")
+    def test_the_installed_bash_completion_completes_ro_to_rollback(self):
+        terminal = Terminal(self)
+        terminal.type(["source %s/usr/share/bash-completion/completions/venvtx; echo sourced" % self.root, "Enter"],
+                      r"(?m)^sourced$")
+        terminal.type(["venvtx ro", "Tab"], r"(?m)venvtx rollback$")
+
+
+@unittest.skipIf(os.environ.get("VENVTX_SKIP_RELEASE") == "1", "VENVTX_SKIP_RELEASE=1")
+class StaticRelease(VenvTestCase):
+    """scripts/release.sh: one static binary that needs no library on the machine."""
+
+    tarball = None
+
+    @classmethod
+    def setUpClass(cls):
+        proc = subprocess.run(["bash", os.path.join(REPO, "scripts", "release.sh")], capture_output=True,
+                              text=True, timeout=1500)
+        if proc.returncode != 0:
+            raise AssertionError("scripts/release.sh failed:\n%s" % proc.stderr[-3000:])
+        cls.tarball = os.path.join(REPO, proc.stdout.strip().splitlines()[-1])
+        cls.unpacked = tempfile.mkdtemp(prefix="venvtx-release-")
+        subprocess.run(["tar", "-xzf", cls.tarball, "-C", cls.unpacked], check=True)
+        cls.binary = os.path.join(cls.unpacked, "venvtx-%s-linux-x86_64" % version(), "bin", "venvtx")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(getattr(cls, "unpacked", ""), ignore_errors=True)
+
+    def test_named_for_its_version_and_holds_the_docs(self):
+        self.assertEqual(os.path.basename(self.tarball), "venvtx-%s-linux-x86_64.tar.gz" % version())
+        listing = subprocess.run(["tar", "-tzf", self.tarball], capture_output=True, text=True).stdout
+        for leaf in ("bin/venvtx", "share/man/man1/venvtx.1", "share/bash-completion/completions/venvtx",
+                     "share/zsh/vendor-completions/_venvtx", "share/fish/vendor_completions.d/venvtx.fish"):
+            self.assertIn(leaf, listing)
+
+    def test_no_interpreter_and_no_library(self):
+        headers = subprocess.run(["readelf", "-l", "-d", self.binary], capture_output=True, text=True).stdout
+        self.assertNotIn("INTERP", headers)
+        self.assertNotIn("NEEDED", headers)
+        # Alone in an empty root, with nothing to load: it still runs.
+        root = os.path.join(self.tmp, "empty-root")
+        os.makedirs(root)
+        shutil.copy(self.binary, os.path.join(root, "venvtx"))
+        runner = ["chroot", root] if os.geteuid() == 0 else ["unshare", "-r", "chroot", root]
+        proc = subprocess.run(runner + ["/venvtx", "--version"], capture_output=True, text=True)
+        self.assertEqual(proc.stdout, "venvtx %s\n" % version(), proc.stderr)
+
+    def test_it_removes_and_rolls_back_byte_identically(self):
+        before = tree_hash(self.venv)
+        env = {"PATH": "/usr/bin:/bin", "HOME": self.tmp, "VENVTX_FAKE_GPUS": "2"}
+        proc = subprocess.run([self.binary, "--venv", self.venv, "remove", "nvidia-*-cu13", "--probe", "import torch"],
+                              capture_output=True, text=True, env=env)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertEqual(tree_hash(self.venv), before)
+        proc = subprocess.run([self.binary, "--venv", self.venv, "remove", "sglang", "--probe", "import torch"],
+                              capture_output=True, text=True, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertNotEqual(tree_hash(self.venv), before)
+        proc = subprocess.run([self.binary, "--venv", self.venv, "rollback"], capture_output=True, text=True, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(tree_hash(self.venv), before)
+
+
+if __name__ == "__main__":
+    unittest.main()
