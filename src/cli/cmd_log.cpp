@@ -17,9 +17,10 @@ Command register_log(CLI::App& parent) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
                 std::vector<TransactionRecord> records;
+                std::optional<Store> store;
                 if (Store::exists(context.store_root)) {
-                    Store store(context.store_root, false);
-                    records = store.history().list(*limit);
+                    store.emplace(context.store_root, false);
+                    records = store->history().list(*limit, out.json());
                 }
                 if (out.json()) {
                     nlohmann::json list = nlohmann::json::array();
@@ -32,12 +33,15 @@ Command register_log(CLI::App& parent) {
                 if (records.empty()) {
                     out.say("no transactions yet");
                 }
+                std::string lines; // one write for the whole list, not one per transaction
                 for (const auto& record : records) {
-                    out.verdict(transaction_line(record));
+                    lines += (lines.empty() ? "" : "\n") + transaction_line(record);
                 }
-                if (Store::exists(context.store_root)) {
-                    Store store(context.store_root, false);
-                    out.say(describe_store(store));
+                if (!lines.empty()) {
+                    out.verdict(lines);
+                }
+                if (store) {
+                    out.say(describe_store(*store));
                 }
                 return 0;
             }};

@@ -4,13 +4,30 @@
 #include "venvtx/core/clock.hpp"
 #include "venvtx/core/progress.hpp"
 
+#include <map>
+
 namespace venvtx {
 
 namespace {
 
 const char* k_select_transaction =
     "SELECT id, kind, state, started_at, finished_at, argv, baseline, probe, undoes, undone_by, "
-    "message, restored, unrestored, preview, live_probe, pruned_from FROM transactions";
+    "message, restored, unrestored, preview, live_probe, pruned_from, files_modified, files_removed, files_added, "
+    "files_bytes FROM transactions";
+
+// k_select_transaction's columns without the JSON reports (argv, baseline, probe, unrestored,
+// preview, live_probe).
+const char* k_select_summary =
+    "SELECT id, kind, state, started_at, finished_at, NULL, NULL, NULL, undoes, undone_by, "
+    "message, restored, NULL, NULL, NULL, pruned_from, files_modified, files_removed, files_added, "
+    "files_bytes FROM transactions";
+
+// A transaction's file counts from its entries: a leaf is anything but a directory or nothing.
+const char* k_file_counts =
+    "SELECT COALESCE(SUM(b AND a), 0), COALESCE(SUM(b AND NOT a), 0), COALESCE(SUM(a AND NOT b), 0), "
+    "COALESCE(SUM(size), 0) FROM (SELECT before_type IN ('file', 'symlink', 'special') AS b, "
+    "after_type IN ('file', 'symlink', 'special') AS a, "
+    "MAX(COALESCE(before_size, 0), COALESCE(after_size, 0)) AS size FROM entries WHERE tx_id = ?) WHERE a OR b";
 
 void bind_state(Statement& statement, int first, const NodeState& state) {
     statement.bind(first, std::string(node_type_name(state.type)))
@@ -120,6 +137,13 @@ void History::set_state(std::int64_t id, TxState state, const std::optional<std:
         .bind(4, message)
         .bind(5, id)
         .run();
+    if (terminal) { // the counts `log` prints, kept with the row (migration 0007)
+        m_db.prepare(std::string("UPDATE transactions SET (files_modified, files_removed, files_added, files_bytes) = (") +
+                     k_file_counts + ") WHERE id = ?")
+            .bind(1, id)
+            .bind(2, id)
+            .run();
+    }
 }
 
 void History::set_message(std::int64_t id, const std::string& message) {
@@ -264,14 +288,16 @@ std::vector<std::pair<std::string, std::string>> History::object_references() {
     return references;
 }
 
-TransactionRecord History::read_transaction(Statement& row) {
+TransactionRecord History::read_transaction(Statement& row, bool with_packages) {
     TransactionRecord record;
     record.id = row.integer(0);
     record.kind = row.text(1);
     record.state = tx_state_from(row.text(2)).value_or(TxState::interrupted);
     record.started_at = row.text(3);
     record.finished_at = row.optional_text(4);
-    record.argv = nlohmann::json::parse(row.text(5));
+    if (!row.is_null(5)) { // NULL in a summary
+        record.argv = nlohmann::json::parse(row.text(5));
+    }
     record.baseline = optional_json(row, 6);
     record.probe = optional_json(row, 7);
     record.undoes = optional_integer(row, 8);
@@ -288,34 +314,48 @@ TransactionRecord History::read_transaction(Statement& row) {
     if (auto before = row.optional_text(15)) {
         record.pruned_from = tx_state_from(*before);
     }
-    Statement packages = m_db.prepare("SELECT name, before, after FROM packages WHERE tx_id = ? ORDER BY rowid");
-    packages.bind(1, record.id);
-    while (packages.step()) {
-        record.packages.push_back({packages.text(0), packages.optional_text(1), packages.optional_text(2)});
+    if (!row.is_null(16)) {
+        record.files = {row.integer(18), row.integer(17), row.integer(16), row.integer(19)};
+    } else {
+        Statement counts = m_db.prepare(k_file_counts);
+        counts.bind(1, record.id);
+        if (counts.step()) {
+            record.files = {counts.integer(2), counts.integer(1), counts.integer(0), counts.integer(3)};
+        }
     }
-    // The file counts by one aggregate over the transaction's entries (a leaf: anything but a
-    // directory or nothing), not by reading them all: `log` stays quick over long histories.
-    Statement counts = m_db.prepare(
-        "SELECT COALESCE(SUM(b AND a), 0), COALESCE(SUM(b AND NOT a), 0), COALESCE(SUM(a AND NOT b), 0), "
-        "COALESCE(SUM(size), 0) FROM (SELECT before_type IN ('file', 'symlink', 'special') AS b, "
-        "after_type IN ('file', 'symlink', 'special') AS a, "
-        "MAX(COALESCE(before_size, 0), COALESCE(after_size, 0)) AS size FROM entries WHERE tx_id = ?) WHERE a OR b");
-    counts.bind(1, record.id);
-    if (counts.step()) {
-        record.files.modified = counts.integer(0);
-        record.files.removed = counts.integer(1);
-        record.files.added = counts.integer(2);
-        record.files.bytes = counts.integer(3);
+    if (with_packages) {
+        Statement packages = m_db.prepare("SELECT name, before, after FROM packages WHERE tx_id = ? ORDER BY rowid");
+        packages.bind(1, record.id);
+        while (packages.step()) {
+            record.packages.push_back({packages.text(0), packages.optional_text(1), packages.optional_text(2)});
+        }
     }
     return record;
 }
 
-std::vector<TransactionRecord> History::list(std::optional<std::int64_t> limit) {
-    Statement query = m_db.prepare(std::string(k_select_transaction) + " ORDER BY id DESC LIMIT ?");
+std::vector<TransactionRecord> History::list(std::optional<std::int64_t> limit, bool reports) {
+    Statement query = m_db.prepare(std::string(reports ? k_select_transaction : k_select_summary) +
+                                   " ORDER BY id DESC LIMIT ?");
     query.bind(1, limit.value_or(-1));
     std::vector<TransactionRecord> records;
+    std::map<std::int64_t, std::size_t> index;
     while (query.step()) {
-        records.push_back(read_transaction(query));
+        records.push_back(read_transaction(query, false));
+        index[records.back().id] = records.size() - 1;
+    }
+    if (records.empty()) {
+        return records;
+    }
+    // Every listed transaction's packages in one query (not one per transaction).
+    Statement packages = m_db.prepare(
+        "SELECT tx_id, name, before, after FROM packages WHERE tx_id BETWEEN ? AND ? ORDER BY rowid");
+    packages.bind(1, records.back().id).bind(2, records.front().id);
+    while (packages.step()) {
+        auto found = index.find(packages.integer(0));
+        if (found != index.end()) {
+            records[found->second].packages.push_back(
+                {packages.text(1), packages.optional_text(2), packages.optional_text(3)});
+        }
     }
     return records;
 }

@@ -9,10 +9,12 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <cstring>
+#include <algorithm>
 #include <fcntl.h>
 #include <memory>
 #include <optional>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -106,6 +108,11 @@ std::uint64_t write_pack_file(const stdfs::path& path, const std::vector<PackSou
         std::unique_ptr<archive, ArchiveCloser> handle(archive_write_new());
         archive_write_set_format_pax_restricted(handle.get());
         archive_write_add_filter_zstd(handle.get());
+        // zstd's own worker threads, at `tar --zstd`'s level 3: compression is most of a pack's
+        // time. Measured (bench/packs_vs_tar.py, 1.3 GB of CUDA libraries, 2 cores): 0.88x tar's
+        // time at 1.001x its size; level 4 was 1.01x the time at 0.999x the size.
+        std::string threads = std::to_string(std::clamp(std::thread::hardware_concurrency(), 1U, 8U));
+        archive_write_set_filter_option(handle.get(), "zstd", "threads", threads.c_str());
         archive_write_set_bytes_per_block(handle.get(), k_block_bytes);
         archive_write_set_bytes_in_last_block(handle.get(), 1);
         if (archive_write_open(handle.get(), &target, nullptr, write_block, nullptr) != ARCHIVE_OK) {

@@ -215,7 +215,7 @@ class StaticRelease(VenvTestCase):
         proc = subprocess.run(runner + ["/venvtx", "--version"], capture_output=True, text=True)
         self.assertEqual(proc.stdout, "venvtx %s\n" % version(), proc.stderr)
 
-    def test_it_removes_and_rolls_back_byte_identically(self):
+    def test_it_removes_packs_and_rolls_back_byte_identically(self):
         before = tree_hash(self.venv)
         env = {"PATH": "/usr/bin:/bin", "HOME": self.tmp, "VENVTX_FAKE_GPUS": "2"}
         proc = subprocess.run([self.binary, "--venv", self.venv, "remove", "nvidia-*-cu13", "--probe", "import torch"],
@@ -226,6 +226,11 @@ class StaticRelease(VenvTestCase):
                               capture_output=True, text=True, env=env)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertNotEqual(tree_hash(self.venv), before)
+        # Packed (libarchive, linked in statically) and rolled back from the pack.
+        proc = subprocess.run([self.binary, "--venv", self.venv, "gc", "--loose", "0"], capture_output=True, text=True,
+                              env=env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertRegex(proc.stdout, r"packed \d+ object\(s\)")
         proc = subprocess.run([self.binary, "--venv", self.venv, "rollback"], capture_output=True, text=True, env=env)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(tree_hash(self.venv), before)

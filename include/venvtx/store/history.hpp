@@ -104,7 +104,9 @@ public:
     // ("sglang, tx 3: lib/.../sglang/__init__.py").
     std::vector<std::pair<std::string, std::string>> object_references();
 
-    std::vector<TransactionRecord> list(std::optional<std::int64_t> limit);
+    // Newest first. Without `reports`, the argv and the probe and preview reports are left
+    // empty (what `log` prints needs none of them, and parsing them is most of its time).
+    std::vector<TransactionRecord> list(std::optional<std::int64_t> limit, bool reports = true);
     std::optional<TransactionRecord> find(std::int64_t id);
     std::vector<Entry> entries(std::int64_t tx);
     // The newest committed, not-undone transaction that is not itself a rollback.
@@ -117,7 +119,8 @@ public:
     std::optional<TransactionRecord> newest_passing_probe();
 
 private:
-    TransactionRecord read_transaction(Statement& row);
+    // One row of k_select_transaction; its packages too unless the caller reads them in bulk.
+    TransactionRecord read_transaction(Statement& row, bool with_packages = true);
     std::optional<TransactionRecord> newest_where(const char* condition);
     void insert_entries(std::int64_t tx, std::vector<Entry>& entries);
 
