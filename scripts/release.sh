@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >&2
-generator=()
-command -v ninja >/dev/null && [ ! -f build-static/CMakeCache.txt ] && generator=(-G Ninja)
-cmake -S . -B build-static "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DVENVTX_STATIC=ON \
+options=()
+command -v ninja >/dev/null && [ ! -f build-static/CMakeCache.txt ] && options+=(-G Ninja)
+command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build-static "${options[@]}" -DCMAKE_BUILD_TYPE=Release -DVENVTX_STATIC=ON \
   -DBUILD_TESTING=OFF >/dev/null
 cmake --build build-static -j "$(nproc)" --target venvtx venvtx_docs >&2
 if readelf -d build-static/venvtx | grep -q NEEDED; then

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs, with apt, whatever venvtx needs to build and test that this Debian 12 machine lacks.
 set -euo pipefail
-# ninja-build: faster builds; help2man: the man page; dpkg-dev: `cpack -G DEB`; libzstd-dev,
+# ninja-build and ccache: faster builds (the static release reuses the main build's objects);
+# help2man: the man page; dpkg-dev: `cpack -G DEB`; libzstd-dev,
 # liblz4-dev, libacl1-dev: the static libraries libarchive needs in the fully static release;
 # tmux and zstd: the tests that type into a real terminal and read packs with their own tools.
-packages=(cmake make ninja-build g++ gcc libsqlite3-dev libarchive-dev libssl-dev libcli11-dev
+packages=(cmake make ninja-build ccache g++ gcc libsqlite3-dev libarchive-dev libssl-dev libcli11-dev
           nlohmann-json3-dev doctest-dev python3 python3-venv sqlite3 help2man dpkg-dev
           libzstd-dev liblz4-dev libacl1-dev tmux zstd)
 missing=()

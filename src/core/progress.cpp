@@ -120,6 +120,9 @@ void Progress::begin(std::string label, std::uint64_t total_items, const char* u
     if (!active()) {
         return;
     }
+    for (char& c : label) { // a probe's code may hold newlines: one line it stays
+        c = static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
     std::lock_guard<std::mutex> guard(m_mutex);
     m_phases.push_back(State{std::move(label), unit, total_items, total_bytes, 0, 0, now_s()});
 }
@@ -172,7 +175,11 @@ void Progress::draw_locked() {
     std::string line = "venvtx: " + describe(m_phases.back());
     int columns = terminal_columns();
     if (static_cast<int>(line.size()) >= columns) {
-        line.resize(columns > 1 ? columns - 1 : 0);  // a wrapped line could not be overprinted
+        std::size_t keep = columns > 1 ? static_cast<std::size_t>(columns - 1) : 0;
+        while (keep > 0 && (static_cast<unsigned char>(line[keep]) & 0xC0) == 0x80) {
+            --keep; // never half a UTF-8 character
+        }
+        line.resize(keep);  // a wrapped line could not be overprinted
     }
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
     std::fflush(stderr);

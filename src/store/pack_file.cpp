@@ -5,6 +5,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/progress.hpp"
+#include "venvtx/core/sha256.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -27,8 +28,20 @@ namespace {
 // Big blocks: few writes (each a step of the fs seam), sequential reads.
 constexpr int k_block_bytes = 1 << 20;
 
-struct ArchiveCloser {
-    void operator()(archive* handle) const { archive_write_free(handle); }
+// A writer that, unless closed, is marked failed before it is freed: freeing a healthy writer
+// would close it, writing out the rest of the member as zeros and the trailer.
+struct WriteArchive {
+    archive* handle = archive_write_new();
+    bool closed = false;
+    WriteArchive() = default;
+    WriteArchive(const WriteArchive&) = delete;
+    WriteArchive& operator=(const WriteArchive&) = delete;
+    ~WriteArchive() {
+        if (!closed) {
+            archive_write_fail(handle);
+        }
+        archive_write_free(handle);
+    }
 };
 struct ReaderCloser {
     void operator()(archive* handle) const { archive_read_free(handle); }
@@ -79,6 +92,9 @@ void write_member(archive* handle, WriteTarget& target, const PackSource& source
     if (archive_write_header(handle, entry.get()) != ARCHIVE_OK) {
         throw target.failure ? Error(*target.failure) : archive_error(handle, "pack " + target.path.string());
     }
+    // The bytes are hashed on their way in: a loose object that rotted, or one shorter than its
+    // header says, never becomes a sealed member whose loose copy is then deleted.
+    Sha256Stream digest;
     for (;;) {
         ssize_t n = ::read(in.get(), buffer.data(), buffer.size());
         if (n < 0 && errno == EINTR) {
@@ -90,10 +106,16 @@ void write_member(archive* handle, WriteTarget& target, const PackSource& source
         if (n == 0) {
             break;
         }
+        digest.update(buffer.data(), static_cast<std::size_t>(n));
         if (archive_write_data(handle, buffer.data(), static_cast<size_t>(n)) != n) {
             throw target.failure ? Error(*target.failure) : archive_error(handle, "pack " + target.path.string());
         }
         Progress::advance(0, static_cast<std::uint64_t>(n));
+    }
+    FileDigest got = digest.finish();
+    if (got.hex != source.hex || got.size != static_cast<std::uint64_t>(st.st_size)) {
+        throw Error(ExitCode::verify_failed, "store object " + source.hex + " is corrupted (" + source.file.string() +
+                                                 " hashes to " + got.hex + "): not packed");
     }
     Progress::advance(1);
 }
@@ -105,25 +127,29 @@ std::uint64_t write_pack_file(const stdfs::path& path, const std::vector<PackSou
     UniqueFd out = fs.create_file(path, 0444);
     WriteTarget target{out.get(), path, std::nullopt};
     try {
-        std::unique_ptr<archive, ArchiveCloser> handle(archive_write_new());
-        archive_write_set_format_pax_restricted(handle.get());
-        archive_write_add_filter_zstd(handle.get());
+        WriteArchive writer;
+        archive* handle = writer.handle;
+        if (archive_write_set_format_pax_restricted(handle) != ARCHIVE_OK ||
+            archive_write_add_filter_zstd(handle) != ARCHIVE_OK) { // WARN: an external zstd program
+            throw archive_error(handle, "pack " + path.string() + ": no built-in zstd");
+        }
         // zstd's own worker threads, at `tar --zstd`'s level 3: compression is most of a pack's
         // time. Measured (bench/packs_vs_tar.py, 1.3 GB of CUDA libraries, 2 cores): 0.88x tar's
         // time at 1.001x its size; level 4 was 1.01x the time at 0.999x the size.
         std::string threads = std::to_string(std::clamp(std::thread::hardware_concurrency(), 1U, 8U));
-        archive_write_set_filter_option(handle.get(), "zstd", "threads", threads.c_str());
-        archive_write_set_bytes_per_block(handle.get(), k_block_bytes);
-        archive_write_set_bytes_in_last_block(handle.get(), 1);
-        if (archive_write_open(handle.get(), &target, nullptr, write_block, nullptr) != ARCHIVE_OK) {
-            throw archive_error(handle.get(), "pack " + path.string());
+        archive_write_set_filter_option(handle, "zstd", "threads", threads.c_str());
+        archive_write_set_bytes_per_block(handle, k_block_bytes);
+        archive_write_set_bytes_in_last_block(handle, 1);
+        if (archive_write_open(handle, &target, nullptr, write_block, nullptr) != ARCHIVE_OK) {
+            throw archive_error(handle, "pack " + path.string());
         }
         std::vector<char> buffer(k_block_bytes);
         for (const auto& source : sources) {
-            write_member(handle.get(), target, source, buffer);
+            write_member(handle, target, source, buffer);
         }
-        if (archive_write_close(handle.get()) != ARCHIVE_OK) {
-            throw target.failure ? Error(*target.failure) : archive_error(handle.get(), "pack " + path.string());
+        writer.closed = true;
+        if (archive_write_close(handle) != ARCHIVE_OK) {
+            throw target.failure ? Error(*target.failure) : archive_error(handle, "pack " + path.string());
         }
         fs.fsync(out.get(), path);
     } catch (...) {
@@ -150,8 +176,10 @@ void read_pack_file(const stdfs::path& path,
         throw Error(ExitCode::verify_failed, "pack " + path.string() + " cannot be opened: " + std::strerror(errno));
     }
     std::unique_ptr<archive, ReaderCloser> handle(archive_read_new());
-    archive_read_support_format_tar(handle.get());
-    archive_read_support_filter_zstd(handle.get());
+    if (archive_read_support_format_tar(handle.get()) != ARCHIVE_OK ||
+        archive_read_support_filter_zstd(handle.get()) != ARCHIVE_OK) { // WARN: an external zstd program
+        throw Error(ExitCode::internal, "pack " + path.string() + ": no built-in zstd reader");
+    }
     if (archive_read_open_fd(handle.get(), in.get(), k_block_bytes) != ARCHIVE_OK) {
         throw Error(ExitCode::verify_failed, "pack " + path.string() + " is unreadable: " +
                                                  error_text(handle.get()));
@@ -166,7 +194,11 @@ void read_pack_file(const stdfs::path& path,
             throw Error(ExitCode::verify_failed, "pack " + path.string() + " is damaged: " +
                                                      error_text(handle.get()));
         }
-        std::string hex = archive_entry_pathname(entry);
+        const char* name = archive_entry_pathname(entry);
+        if (name == nullptr) {
+            throw Error(ExitCode::verify_failed, "pack " + path.string() + " is damaged: a member without a name");
+        }
+        std::string hex = name;
         auto size = static_cast<std::uint64_t>(archive_entry_size(entry));
         MemberReader read = [&](char* buffer, std::size_t capacity) -> std::size_t {
             la_ssize_t n = archive_read_data(handle.get(), buffer, capacity);

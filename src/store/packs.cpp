@@ -82,7 +82,11 @@ void unpack_member(Store& store, const stdfs::path& pack, const std::string& hex
         fs.fsync(out.get(), temporary);
     } catch (...) {
         out = UniqueFd();
-        fs.unlink(temporary);
+        try {
+            fs.unlink(temporary);
+        } catch (const FsError&) {
+            // recover and the next unpack delete it; the first error is the one to report
+        }
         throw;
     }
     fs.rename(temporary, target);
@@ -157,7 +161,7 @@ std::set<std::string> all_packed(Store& store) {
     return packed;
 }
 
-std::set<std::string> unpack_objects(Store& store, const std::set<std::string>& hexes) {
+std::set<std::string> unpack_objects(Store& store, const std::set<std::string>& hexes, PackReading mode) {
     std::set<std::string> wanted;
     for (const auto& hex : hexes) {
         if (!store.objects().has(hex)) {
@@ -180,16 +184,28 @@ std::set<std::string> unpack_objects(Store& store, const std::set<std::string>& 
     std::vector<char> buffer(k_chunk);
     for (auto& [pack, members] : by_pack) {
         stdfs::path path = packs_dir(store) / files[pack];
-        read_pack_file(path, [&](const std::string& hex, std::uint64_t, const MemberReader& read) {
-            if (members.erase(hex) == 0) {
-                return; // not needed: skipped unread
+        try {
+            read_pack_file(path, [&](const std::string& hex, std::uint64_t, const MemberReader& read) {
+                if (members.erase(hex) == 0) {
+                    return; // not needed: skipped unread
+                }
+                try {
+                    unpack_member(store, path, hex, read, buffer);
+                    unpacked.insert(hex);
+                } catch (const Error& error) {
+                    if (mode == PackReading::strict || dynamic_cast<const FsError*>(&error) != nullptr) {
+                        throw;
+                    }
+                }
+            });
+            if (!members.empty()) {
+                throw Error(ExitCode::verify_failed, "pack " + path.string() + " lacks object " + *members.begin() +
+                                                         " that the index says it holds");
             }
-            unpack_member(store, path, hex, read, buffer);
-            unpacked.insert(hex);
-        });
-        if (!members.empty()) {
-            throw Error(ExitCode::verify_failed, "pack " + path.string() + " lacks object " + *members.begin() +
-                                                     " that the index says it holds");
+        } catch (const Error& error) {
+            if (mode == PackReading::strict || dynamic_cast<const FsError*>(&error) != nullptr) {
+                throw; // an I/O failure here is worth another try, not a verdict on the pack
+            }
         }
         Progress::advance(1);
     }
@@ -243,8 +259,10 @@ std::uint64_t delete_dead_packs(Store& store) {
         db.prepare("DELETE FROM packs WHERE id = ?").bind(1, id).run();
     }
     for (const auto& name : files_in(packs_dir(store))) {
-        if (known.count(name) == 0) {
-            unlink_counted(packs_dir(store) / name); // not venvtx's: nothing refers to it
+        struct stat st {};
+        if (known.count(name) == 0 && Confinement::instance().stat_node(packs_dir(store) / name, st) &&
+            S_ISREG(st.st_mode)) {
+            unlink_counted(packs_dir(store) / name); // nothing refers to it (verify names anything else)
         }
     }
     return freed;

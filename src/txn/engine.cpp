@@ -51,7 +51,7 @@ public:
         if (!m_plan.apply) {
             // Packed objects come back as loose ones first (hashed on the way), then move into
             // place: the pack keeps them.
-            m_unpacked = unpack_objects(m_store, objects_needed(m_plan.entries, Side::after));
+            m_unpacked = unpack_objects(m_store, objects_needed(m_plan.entries, Side::after), PackReading::strict);
             verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, after_sources());
         }
         {
@@ -162,6 +162,8 @@ private:
                 m_unrestored = m_plan.restore(m_tx);
             } else {
                 MaterializeSources sources{m_tx, m_new_objects, false, {}};
+                // A packed before-image whose loose copy a movable after-state took: out of its pack again.
+                unpack_objects(m_store, objects_needed(m_plan.entries, Side::before), PackReading::tolerant);
                 MaterializeResult result =
                     materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
                 m_store.history().forget_objects(result.moved);
@@ -190,7 +192,14 @@ private:
     MaterializeSources after_sources() const {
         MaterializeSources sources;
         sources.layer = m_plan.layer;
-        sources.movable = m_unpacked;
+        // Unpacked objects move into place, except those a restore of this transaction would
+        // put back too (an identical file at another path): those are copied.
+        std::set<std::string> before = objects_needed(m_plan.entries, Side::before);
+        for (const auto& hex : m_unpacked) {
+            if (before.count(hex) == 0) {
+                sources.movable.insert(hex);
+            }
+        }
         return sources;
     }
 

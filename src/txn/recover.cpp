@@ -65,7 +65,8 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
                          : touch_capture_recovery(context.layout, store.root(), entries);
     }
     sources.owns_every_node = command;
-    unpack_objects(store, objects_needed(entries, Side::before)); // left loose: recover may run again
+    // Left loose (recover may run again); a damaged pack only leaves its paths unrestored, named.
+    unpack_objects(store, objects_needed(entries, Side::before), PackReading::tolerant);
     MaterializeResult result = materialize(context.layout, store.objects(), entries, Side::before, sources);
     if (result.unrestored.empty()) {
         result.moved.insert(result.moved.end(), unstored.begin(), unstored.end());

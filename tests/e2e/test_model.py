@@ -20,7 +20,7 @@ The steps of a sequence are drawn as it goes from its seed and the state the mod
 failure names a seed that reproduces it with the same binary, and the exact step list, which
 VENVTX_MODEL_REPLAY runs again. Each sequence has its own temp dir, kept when it fails.
 
-Environment: VENVTX_MODEL_SEQUENCES (default 300), VENVTX_MODEL_JOBS (worker threads, default 2),
+Environment: VENVTX_MODEL_SEQUENCES (default 200), VENVTX_MODEL_JOBS (worker threads, default 2),
 VENVTX_MODEL_SEED (run just that seed), VENVTX_MODEL_REPLAY (a JSON list of steps, as a failure
 prints them: replays exactly those steps).
 """
@@ -704,7 +704,7 @@ class ModelTest(unittest.TestCase):
             seed = int(os.environ["VENVTX_MODEL_SEED"])
             jobs = [("seed%d" % seed, seed, None)]
         else:
-            count = int(os.environ.get("VENVTX_MODEL_SEQUENCES", "300"))
+            count = int(os.environ.get("VENVTX_MODEL_SEQUENCES", "200"))
             jobs = [("seed%d" % seed, seed, None) for seed in range(count)]
         started = time.monotonic()
         verbs, exit_codes, totals = {}, {}, {"steps": 0, "kills": 0}

@@ -173,6 +173,58 @@ class DamagedPacks(PackCase):
         self.assertEqual(report["packed_checked"], len(self.packed_rows()))
 
 
+class PackEdges(PackCase):
+    def test_a_failed_rollback_from_packs_restores_an_object_it_also_placed(self):
+        """The undo places X at p (from a pack) and captures q, whose bytes are also X: when its
+        probe fails, q must come back although p took X's unpacked copy."""
+        share = os.path.join(self.venv, "share")
+        os.makedirs(share, exist_ok=True)
+        put = 'printf %s > "$VIRTUAL_ENV/share/%s"'
+        self.assertEqual(self.venvtx("run", "--", "sh", "-c", put % ("data-x", "p")).returncode, 0)
+        self.assertEqual(self.venvtx("run", "--", "sh", "-c", "; ".join([put % ("data-y", "p"),
+                                                                      put % ("data-x", "q")])).returncode, 0)
+        self.gc("--loose", "0")
+        self.assertEqual(self.object_file_names(), set())
+        before = tree_hash(self.venv)
+        probe = "import os, sys; sys.exit(0 if os.path.exists(os.environ['VIRTUAL_ENV'] + '/share/q') else 1)"
+        proc = self.venvtx("rollback", "--probe", probe, "--gpus", "none")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("restored", proc.stdout)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        with open(os.path.join(share, "q")) as f:
+            self.assertEqual(f.read(), "data-x")
+        self.assertVerifyClean()
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        with open(os.path.join(share, "p")) as f:
+            self.assertEqual(f.read(), "data-x")
+
+    def test_a_rotted_loose_object_is_never_packed(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        victim = sorted(self.object_files())[0]
+        os.chmod(victim, 0o644)
+        with open(victim, "r+b") as f:
+            byte = f.read(1)
+            f.seek(0)
+            f.write(bytes([byte[0] ^ 0xFF]))
+        proc = self.venvtx("gc", "--loose", "0")
+        self.assertOneLineError(proc, 6)
+        self.assertIn("corrupted", proc.stderr)
+        self.assertEqual(self.packed_rows(), {})
+        self.assertEqual(self.pack_files(), [])
+        self.assertTrue(os.path.isfile(victim), "the only copy must stay")
+
+    def test_something_else_under_packs_does_not_stop_gc(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        os.makedirs(self.store("packs", "not-a-pack"))
+        self.gc("--loose", "0")
+        self.assertTrue(self.packed_rows())
+        proc = self.venvtx("verify")
+        self.assertEqual(proc.returncode, 6)
+        self.assertIn("stray file in the store", proc.stdout)
+        self.assertIn("not-a-pack", proc.stdout)
+
+
 class PackSweep(test_gc.GcSweep):
     """kill -9 and ENOSPC/EIO at every step of a gc that prunes and packs (the GcSweep checks:
     nothing an unpruned transaction needs is lost, a second gc reaches the uninterrupted store,

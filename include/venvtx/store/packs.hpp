@@ -36,9 +36,13 @@ std::map<std::string, std::int64_t> packed_objects(Store& store, const std::set<
 std::set<std::string> all_packed(Store& store);
 
 // Makes each of `hexes` that is packed and not loose a loose object again: each pack read once,
-// in member order; a member whose bytes do not hash to its name, or that the pack lacks, is an
-// Error (exit 6) naming it, with nothing placed for it. Returns the objects it unpacked.
-std::set<std::string> unpack_objects(Store& store, const std::set<std::string>& hexes);
+// in member order, each member hashed before it is placed. `strict` (before a rollback touches
+// the venv): a member whose bytes are not its name's, a member the pack lacks or an unreadable
+// pack is an Error (exit 6) naming it. `tolerant` (a restore, recover): such an object is just
+// not placed (the restore then names its paths) and the other packs are still read. Returns the
+// objects it unpacked.
+enum class PackReading { strict, tolerant };
+std::set<std::string> unpack_objects(Store& store, const std::set<std::string>& hexes, PackReading mode);
 
 // Deletes the loose files of packed objects in `hexes` (the pack holds their bytes); returns
 // the bytes freed.
