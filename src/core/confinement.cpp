@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -193,6 +194,28 @@ bool Confinement::stat_node(const stdfs::path& path, struct stat& st) const {
         return false;
     }
     return ::fstatat(dir.get(), relative.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+std::vector<std::string> Confinement::names_in(const std::filesystem::path& dir) const {
+    std::vector<std::string> names;
+    struct stat st {};
+    if (!stat_node(dir, st) || !S_ISDIR(st.st_mode)) {
+        return names;
+    }
+    UniqueFd fd = open_dir(dir);
+    DIR* handle = ::fdopendir(fd.get());
+    if (handle == nullptr) {
+        return names;
+    }
+    fd.release(); // closedir closes it
+    while (const dirent* entry = ::readdir(handle)) {
+        std::string name = entry->d_name;
+        if (name != "." && name != "..") {
+            names.push_back(name);
+        }
+    }
+    ::closedir(handle);
+    return names;
 }
 
 } // namespace venvtx

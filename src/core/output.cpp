@@ -8,6 +8,19 @@
 
 namespace venvtx {
 
+std::string human_bytes(std::uint64_t bytes) {
+    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1000 && unit < 4) {
+        value /= 1000;
+        ++unit;
+    }
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return buffer;
+}
+
 Output::Output(OutputOptions options) : m_options(options) {}
 
 bool Output::progress_allowed() const {

@@ -1,6 +1,8 @@
 // Progress: a phase stack counted by any thread, drawn by one ticker thread under one mutex.
 #include "venvtx/core/progress.hpp"
 
+#include "venvtx/core/output.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <pthread.h>
@@ -20,19 +22,6 @@ std::atomic<bool> g_timings{false};
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string human_bytes(std::uint64_t bytes) {
-    const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-    double value = static_cast<double>(bytes);
-    int unit = 0;
-    while (value >= 1000 && unit < 4) {
-        value /= 1000;
-        ++unit;
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-    return text;
 }
 
 int terminal_columns() {

@@ -10,7 +10,6 @@
 #include "venvtx/store/pack_file.hpp"
 
 #include <chrono>
-#include <dirent.h>
 #include <random>
 #include <sys/stat.h>
 
@@ -31,28 +30,6 @@ PackInfo pack_row(Statement& query) {
 const char* k_select_packs =
     "SELECT p.id, p.file, p.bytes, (SELECT COUNT(*) FROM pack_members m WHERE m.pack_id = p.id) FROM packs p"
     " WHERE p.state = 'sealed'";
-
-std::vector<std::string> files_in(const stdfs::path& dir) {
-    std::vector<std::string> names;
-    struct stat st {};
-    if (!Confinement::instance().stat_node(dir, st) || !S_ISDIR(st.st_mode)) {
-        return names;
-    }
-    UniqueFd fd = Confinement::instance().open_dir(dir);
-    DIR* handle = ::fdopendir(fd.get());
-    if (handle == nullptr) {
-        return names;
-    }
-    fd.release();
-    while (const dirent* entry = ::readdir(handle)) {
-        std::string name = entry->d_name;
-        if (name != "." && name != "..") {
-            names.push_back(name);
-        }
-    }
-    ::closedir(handle);
-    return names;
-}
 
 // One member streamed into a temporary file beside its object name, hashed on the way, and
 // renamed into place only when its bytes are the object's.
@@ -258,7 +235,7 @@ std::uint64_t delete_dead_packs(Store& store) {
         unlink_counted(packs_dir(store) / file);
         db.prepare("DELETE FROM packs WHERE id = ?").bind(1, id).run();
     }
-    for (const auto& name : files_in(packs_dir(store))) {
+    for (const auto& name : Confinement::instance().names_in(packs_dir(store))) {
         struct stat st {};
         if (known.count(name) == 0 && Confinement::instance().stat_node(packs_dir(store) / name, st) &&
             S_ISREG(st.st_mode)) {
@@ -269,7 +246,7 @@ std::uint64_t delete_dead_packs(Store& store) {
 }
 
 void remove_unpack_leftovers(Store& store) {
-    for (const auto& name : files_in(store.root() / "unpacking")) {
+    for (const auto& name : Confinement::instance().names_in(store.root() / "unpacking")) {
         Fs::instance().unlink(store.root() / "unpacking" / name);
     }
 }
@@ -332,7 +309,7 @@ PackCheck verify_packs(Store& store, double sample_percent) {
             listed.insert(query.text(0)); // an unfinished or dead pack's file: the next gc deletes it
         }
     }
-    for (const auto& name : files_in(packs_dir(store))) {
+    for (const auto& name : Confinement::instance().names_in(packs_dir(store))) {
         if (listed.count(name) == 0) {
             check.problems.push_back({"stray file in the store", (packs_dir(store) / name).string(),
                                       "not a pack the index lists"});

@@ -66,28 +66,6 @@ std::int64_t prune_point(Database& db, const RetentionPolicy& policy) {
     return point;
 }
 
-std::vector<std::string> names_in(const stdfs::path& dir) {
-    std::vector<std::string> names;
-    struct stat st {};
-    if (!Confinement::instance().stat_node(dir, st) || !S_ISDIR(st.st_mode)) {
-        return names;
-    }
-    UniqueFd fd = Confinement::instance().open_dir(dir);
-    DIR* handle = ::fdopendir(fd.get());
-    if (handle == nullptr) {
-        return names;
-    }
-    fd.release();
-    while (const dirent* entry = ::readdir(handle)) {
-        std::string name = entry->d_name;
-        if (name != "." && name != "..") {
-            names.push_back(name);
-        }
-    }
-    ::closedir(handle);
-    return names;
-}
-
 std::uint64_t tree_bytes(const stdfs::path& path) {
     std::uint64_t bytes = 0;
     std::error_code ec;
@@ -169,7 +147,7 @@ private:
     // index does not list (a gc killed between its index commit and its unlinks).
     void collect_leftovers() {
         stdfs::path root = m_store.root();
-        for (const auto& name : names_in(root / "trash")) {
+        for (const auto& name : Confinement::instance().names_in(root / "trash")) {
             remove(root / "trash" / name, true);
         }
         std::set<std::int64_t> unpruned; // their staging may hold pre-images a restore could not place
@@ -178,7 +156,7 @@ private:
                 unpruned.insert(age.id);
             }
         }
-        for (const auto& name : names_in(root / "staging")) {
+        for (const auto& name : Confinement::instance().names_in(root / "staging")) {
             std::int64_t tx = std::strtoll(name.c_str(), nullptr, 10);
             if (unpruned.count(tx) == 0) {
                 remove(root / "staging" / name, true);
@@ -189,8 +167,8 @@ private:
         for (const auto& use : object_uses(m_store.db())) {
             listed.insert(use.hex);
         }
-        for (const auto& prefix : names_in(root / "objects")) {
-            for (const auto& rest : names_in(root / "objects" / prefix)) {
+        for (const auto& prefix : Confinement::instance().names_in(root / "objects")) {
+            for (const auto& rest : Confinement::instance().names_in(root / "objects" / prefix)) {
                 if (listed.count(prefix + rest) == 0) {
                     remove(root / "objects" / prefix / rest, true);
                 }

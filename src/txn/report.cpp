@@ -53,19 +53,6 @@ void say_probe(const Output& out, const std::string& label, const ProbeReport& r
 }
 
 
-std::string human_bytes(std::uint64_t bytes) {
-    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-    double value = static_cast<double>(bytes);
-    int unit = 0;
-    while (value >= 1000 && unit < 4) {
-        value /= 1000;
-        ++unit;
-    }
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-    return buffer;
-}
-
 void say_removal_plan(const Output& out, const RemovalPlan& plan) {
     out.say("remove " + std::to_string(plan.targets.size()) + " distribution(s): " +
             std::to_string(plan.files.size()) + " files, " + std::to_string(plan.dirs.size()) +

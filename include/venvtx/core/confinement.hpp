@@ -36,6 +36,9 @@ class Confinement {
     ParentDir open_parent(const std::filesystem::path& path) const;
     // `path` itself, which must be a directory (a root, or beneath one), opened O_RDONLY.
     UniqueFd open_dir(const std::filesystem::path& path) const;
+    // The names in directory `dir` (no "." or ".."), reached as open_dir does; none when it is
+    // absent or not a directory.
+    std::vector<std::string> names_in(const std::filesystem::path& dir) const;
     // lstat through open_parent; false (errno set) when it cannot be reached or is absent.
     bool stat_node(const std::filesystem::path& path, struct stat& st) const;
 

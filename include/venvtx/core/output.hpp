@@ -2,6 +2,7 @@
 // debug log on stderr behind -v; both print around the progress line (core/progress.hpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace venvtx {
@@ -12,6 +13,9 @@ struct OutputOptions {
     bool verbose = false;
     bool progress = true;
 };
+
+// "1.2 GB" (decimal units, one decimal; "512 B").
+std::string human_bytes(std::uint64_t bytes);
 
 class Output {
 public:

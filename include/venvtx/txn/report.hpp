@@ -25,7 +25,6 @@ std::string transaction_line(const TransactionRecord& record);
 // The multi-line account `show` prints.
 std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries);
 
-std::string human_bytes(std::uint64_t bytes);
 
 // "baseline probe passed in 1.23s (2 GPUs: 0=H200 ok ...)", or the verdict line of a failure.
 void say_probe(const Output& out, const std::string& label, const ProbeReport& report);
