@@ -17,36 +17,21 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> names_in(DIR* dir) {
-    std::vector<std::string> names;
-    while (const dirent* entry = ::readdir(dir)) {
-        std::string name = entry->d_name;
-        if (name != "." && name != "..") {
-            names.push_back(name);
-        }
-    }
-    ::closedir(dir);
-    return names;
-}
-
 // The upper layer is venvtx's own directory, read as it is.
 std::vector<std::string> upper_names(const stdfs::path& dir) {
     DIR* handle = ::opendir(dir.c_str());
     if (handle == nullptr) {
         throw system_error("read the preview layer " + dir.string(), errno);
     }
-    return names_in(handle);
-}
-
-// A live directory, reached without following symlinks.
-std::vector<std::string> live_names(const stdfs::path& dir) {
-    UniqueFd fd = Confinement::instance().open_dir(dir);
-    DIR* handle = ::fdopendir(fd.get());
-    if (handle == nullptr) {
-        throw system_error("read " + dir.string(), errno);
+    std::vector<std::string> names;
+    while (const dirent* entry = ::readdir(handle)) {
+        std::string name = entry->d_name;
+        if (name != "." && name != "..") {
+            names.push_back(name);
+        }
     }
-    fd.release();
-    return names_in(handle);
+    ::closedir(handle);
+    return names;
 }
 
 bool is_whiteout(const struct stat& st) {
@@ -127,7 +112,8 @@ private:
 
     // Every live child of `rel` that the layer's directory `layered` does not hold ("" for none).
     void drop_live_children(const std::string& rel, const stdfs::path& layered) {
-        for (const auto& name : live_names(m_layout.root / rel)) {
+        // A live directory (every caller checked), reached without following symlinks.
+        for (const auto& name : Confinement::instance().names_in(m_layout.root / rel)) {
             struct stat st {};
             if (!layered.empty() && ::lstat((layered / name).c_str(), &st) == 0) {
                 continue;
