@@ -5,6 +5,7 @@
 #include "venvtx/core/node_state.hpp"
 #include "venvtx/venv/path_resolver.hpp"
 
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 namespace venvtx {
@@ -31,20 +32,57 @@ std::string expand(std::string dir, const std::string& origin) {
     return dir;
 }
 
+nlohmann::json to_json(const ElfResult& elf) {
+    const ElfInfo& info = elf.info;
+    return {{"status", static_cast<int>(elf.status)}, {"problem", elf.problem}, {"soname", info.soname},
+            {"needed", info.needed}, {"rpath", info.rpath}, {"runpath", info.runpath},
+            {"nodeflib", info.nodeflib}, {"is_64", info.is_64}, {"machine", info.machine}};
+}
+
+ElfResult from_json(const std::string& text) {
+    nlohmann::json json = nlohmann::json::parse(text);
+    ElfResult elf;
+    elf.status = static_cast<ElfStatus>(json.at("status").get<int>());
+    elf.problem = json.at("problem").get<std::string>();
+    elf.info.soname = json.at("soname").get<std::string>();
+    elf.info.needed = json.at("needed").get<std::vector<std::string>>();
+    elf.info.rpath = json.at("rpath").get<std::vector<std::string>>();
+    elf.info.runpath = json.at("runpath").get<std::vector<std::string>>();
+    elf.info.nodeflib = json.at("nodeflib").get<bool>();
+    elf.info.is_64 = json.at("is_64").get<bool>();
+    elf.info.machine = json.at("machine").get<std::uint16_t>();
+    return elf;
+}
+
+// The file's dynamic section, from the cache while its inode is unchanged.
+ElfResult read_elf_facts(const stdfs::path& path, const std::string& rel, const InodeKey& key, FactCache* facts) {
+    if (facts) {
+        if (auto cached = facts->find(rel, "elf", key)) {
+            return from_json(*cached);
+        }
+    }
+    ElfResult elf = read_elf_file(path);
+    if (facts) {
+        facts->keep(rel, "elf", key, to_json(elf).dump());
+    }
+    return elf;
+}
+
 } // namespace
 
 bool is_shared_library_name(const std::string& path) {
-    std::string name = stdfs::path(path).filename().string();
+    size_t slash = path.rfind('/');
+    std::string_view name = slash == std::string::npos ? std::string_view(path) : std::string_view(path).substr(slash + 1);
     size_t at = name.find(".so");
     if (at == std::string::npos || at == 0) {
         return false;
     }
-    std::string rest = name.substr(at + 3);
+    std::string_view rest = name.substr(at + 3);
     return rest.empty() || (rest[0] == '.' && rest.find_first_not_of("0123456789.", 1) == std::string::npos);
 }
 
 LibraryIndex::LibraryIndex(const VenvLayout& layout, const std::vector<Distribution>& dists,
-                           const stdfs::path& store_root, SystemLibraries system)
+                           const stdfs::path& store_root, SystemLibraries system, FactCache* facts)
     : m_root(layout.root), m_system(std::move(system)) {
     PathResolver resolver(layout, store_root);
     for (const auto& dist : dists) {
@@ -62,10 +100,14 @@ LibraryIndex::LibraryIndex(const VenvLayout& layout, const std::vector<Distribut
             } catch (const Error&) {
                 continue; // outside the venv: not ours to analyse
             }
-            if (!rel || m_by_path.count(*rel) != 0 || observe_node(m_root / *rel).type != NodeType::file) {
+            if (!rel || m_by_path.count(*rel) != 0) {
                 continue;
             }
-            ElfResult elf = read_elf_file(m_root / *rel);
+            std::optional<InodeKey> key = inode_key(m_root / *rel);
+            if (!key) {
+                continue; // not a regular file reached without symlinks
+            }
+            ElfResult elf = read_elf_facts(m_root / *rel, *rel, *key, facts);
             if (elf.status == ElfStatus::malformed) {
                 m_problems.push_back(*rel + ": " + elf.problem);
             }

@@ -163,9 +163,13 @@ void History::set_probe(std::int64_t id, const char* column, const nlohmann::jso
     m_db.prepare(sql).bind(1, report.dump()).bind(2, id).run();
 }
 
-void History::commit(std::int64_t id, std::optional<std::int64_t> undoes) {
+void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const std::vector<std::string>& moved_out) {
     SqlTransaction transaction(m_db);
     set_state(id, TxState::committed);
+    Statement forget = m_db.prepare("DELETE FROM objects WHERE sha256 = ?");
+    for (const auto& hex : moved_out) {
+        forget.bind(1, hex).run();
+    }
     if (undoes) {
         // Undoing a rollback redoes what it had undone: that transaction is live again.
         m_db.prepare("UPDATE transactions SET state = 'committed', undone_by = NULL WHERE id = "
@@ -257,6 +261,22 @@ void History::forget_objects(const std::vector<std::string>& hexes) {
         remove.bind(1, hex).run();
     }
     transaction.commit();
+}
+
+std::set<std::string> History::referenced_only_by(std::int64_t tx, const std::set<std::string>& hexes) {
+    Statement elsewhere = m_db.prepare(
+        "SELECT 1 FROM entries e JOIN transactions t ON t.id = e.tx_id WHERE e.before_object = ?1 AND e.tx_id != ?2 "
+        "AND t.state != 'pruned' UNION ALL SELECT 1 FROM entries e JOIN transactions t ON t.id = e.tx_id "
+        "WHERE e.after_object = ?1 AND e.tx_id != ?2 AND t.state != 'pruned' LIMIT 1");
+    std::set<std::string> only;
+    for (const auto& hex : hexes) {
+        elsewhere.bind(1, hex).bind(2, tx);
+        if (!elsewhere.step()) {
+            only.insert(hex);
+        }
+        elsewhere.reset();
+    }
+    return only;
 }
 
 std::vector<std::string> History::objects_created_by(std::int64_t tx) {

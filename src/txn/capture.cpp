@@ -96,15 +96,18 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
     return result;
 }
 
-void adopt_captured(ObjectStore& objects, std::int64_t tx, const std::vector<Entry>& entries) {
+std::vector<std::string> adopt_captured(ObjectStore& objects, std::int64_t tx, const std::vector<Entry>& entries) {
     stdfs::path staging = objects.staging_dir(tx);
     Progress::Phase phase("storing captured files", entries.size(), "paths");
+    std::vector<std::string> adopted;
     for (const auto& entry : entries) {
         if (entry.progress == EntryProgress::captured && entry.before.type == NodeType::file) {
             objects.adopt(staging / std::to_string(entry.id), entry.before.object);
+            adopted.push_back(entry.before.object);
         }
         Progress::advance(1);
     }
+    return adopted;
 }
 
 } // namespace venvtx

@@ -4,6 +4,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/progress.hpp"
+#include "venvtx/store/object_keys.hpp"
 #include "venvtx/store/packs.hpp"
 #include "venvtx/txn/capture.hpp"
 #include "venvtx/txn/gc.hpp"
@@ -52,7 +53,11 @@ public:
             // Packed objects come back as loose ones first (hashed on the way), then move into
             // place: the pack keeps them.
             m_unpacked = unpack_objects(m_store, objects_needed(m_plan.entries, Side::after), PackReading::strict);
-            verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, after_sources());
+            MaterializeSources sources = after_sources();
+            sources.trusted = m_unpacked; // hashed on their way out of the pack
+            std::set<std::string> unchanged = unchanged_objects(m_store, objects_needed(m_plan.entries, Side::after));
+            sources.trusted.insert(unchanged.begin(), unchanged.end());
+            verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, sources);
         }
         {
             Progress::Phase phase("journaling");
@@ -118,7 +123,7 @@ private:
         }
         {
             Progress::Phase phase("committing");
-            history.commit(m_tx, m_plan.undoes);
+            history.commit(m_tx, m_plan.undoes, m_moved_out);
             remove_staging();
             collect_after_commit(m_context, m_store);
         }
@@ -136,9 +141,14 @@ private:
                     m_new_objects.insert(object.first);
                 }
                 m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects);
-                adopt_captured(m_store.objects(), m_tx, m_plan.entries);
+                record_object_keys(m_store, adopt_captured(m_store.objects(), m_tx, m_plan.entries));
                 MaterializeResult applied =
                     materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, after_sources());
+                for (const auto& hex : applied.moved) {
+                    if (m_unpacked.count(hex) == 0) {
+                        m_moved_out.push_back(hex); // its pack keeps an unpacked one
+                    }
+                }
                 if (!applied.unrestored.empty()) {
                     throw Error(ExitCode::internal, "could not bring " + applied.unrestored.front() +
                                                         " to its new state" +
@@ -161,7 +171,10 @@ private:
             if (m_plan.restore) {
                 m_unrestored = m_plan.restore(m_tx);
             } else {
-                MaterializeSources sources{m_tx, m_new_objects, false, {}};
+                MaterializeSources sources;
+                sources.staging_tx = m_tx;
+                sources.movable = m_new_objects;
+                sources.returnable = m_plan.movable;
                 // A packed before-image whose loose copy a movable after-state took: out of its pack again.
                 unpack_objects(m_store, objects_needed(m_plan.entries, Side::before), PackReading::tolerant);
                 MaterializeResult result =
@@ -195,9 +208,11 @@ private:
         // Unpacked objects move into place, except those a restore of this transaction would
         // put back too (an identical file at another path): those are copied.
         std::set<std::string> before = objects_needed(m_plan.entries, Side::before);
-        for (const auto& hex : m_unpacked) {
-            if (before.count(hex) == 0) {
-                sources.movable.insert(hex);
+        for (const auto* movable : {&m_unpacked, &m_plan.movable}) {
+            for (const auto& hex : *movable) {
+                if (before.count(hex) == 0) {
+                    sources.movable.insert(hex);
+                }
             }
         }
         return sources;
@@ -218,6 +233,7 @@ private:
     std::int64_t m_tx = 0;
     std::set<std::string> m_new_objects;
     std::set<std::string> m_unpacked;  // taken out of packs for this transaction: movable into place
+    std::vector<std::string> m_moved_out;  // loose objects the apply moved into the venv
     bool m_restored = false;  // a restore ran (or failed): never attempted twice
     std::vector<std::string> m_unrestored;  // what the checked restore could not bring back
 };

@@ -121,7 +121,7 @@ public:
         }
         Progress::Phase checking("checking", m_entries.size(), "paths");
         check_all();
-        return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end())};
+        return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end()), m_returned};
     }
 
 private:
@@ -214,7 +214,7 @@ private:
             return;
         }
         if (target.type == NodeType::absent) {
-            if (is_leaf(current.type)) {
+            if (is_leaf(current.type) && !return_to_store(entry, current)) {
                 fs.unlink(path);
             }
             return;
@@ -283,6 +283,26 @@ private:
         }
     }
 
+    // A returnable object found where nothing must be goes back under its object name. False
+    // when it is not such a file.
+    bool return_to_store(const Entry& entry, const NodeState& current) {
+        const NodeState& other = m_side == Side::before ? entry.after : entry.before;
+        if (current.type != NodeType::file || other.type != NodeType::file ||
+            m_sources.returnable.count(other.object) == 0 || m_objects.has(other.object)) {
+            return false;
+        }
+        stdfs::path path = m_layout.root / entry.path;
+        if (current.size != other.size || sha256_file(path).hex != other.object) {
+            return false;
+        }
+        stdfs::path stored = m_objects.object_path(other.object);
+        Fs::instance().mkdirs(stored.parent_path());
+        Fs::instance().move(path, stored, 0444);
+        Fs::instance().chmod(stored, 0444);
+        m_returned.push_back(other.object);
+        return true;
+    }
+
     // Every path against its target, after the fact: a file this run placed is known by its
     // inode and ctime (its bytes came from a hashed source); any other file is hashed.
     void check_all() {
@@ -327,6 +347,7 @@ private:
     const MaterializeSources& m_sources;
     std::map<std::string, int> m_remaining_uses;
     std::vector<std::string> m_moved;
+    std::vector<std::string> m_returned;
     std::set<std::string> m_unrestored;
     std::optional<FsError> m_io_error;
     std::map<std::string, PlacedInode> m_placed;
@@ -357,7 +378,7 @@ void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>&
         Progress::advance(1);
         const NodeState& target = target_of(entry, side);
         bool layered = !sources.layer.empty() && observe_node(sources.layer / entry.path).type == NodeType::file;
-        if (target.type != NodeType::file || layered || sources.movable.count(target.object) != 0 ||
+        if (target.type != NodeType::file || layered || sources.trusted.count(target.object) != 0 ||
             !checked.insert(target.object).second) {
             continue;
         }

@@ -65,6 +65,11 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
                          : touch_capture_recovery(context.layout, store.root(), entries);
     }
     sources.owns_every_node = command;
+    for (const auto& hex : objects_needed(entries, Side::after)) {
+        if (history.has_object(hex) && !store.objects().has(hex)) {
+            sources.returnable.insert(hex); // a rollback may have moved it into place
+        }
+    }
     // Left loose (recover may run again); a damaged pack only leaves its paths unrestored, named.
     unpack_objects(store, objects_needed(entries, Side::before), PackReading::tolerant);
     MaterializeResult result = materialize(context.layout, store.objects(), entries, Side::before, sources);

@@ -6,6 +6,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/elf/removal_impact.hpp"
+#include "venvtx/store/indexed_facts.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/keep_going.hpp"
 #include "venvtx/txn/preview.hpp"
@@ -49,18 +50,24 @@ std::vector<std::string> footprint_hits(Store* store, const RemovalPlan& plan) {
 
 PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& options, Store* store) {
     PlannedRemoval planned;
+    IndexedFacts facts(store);
     {
         Progress::Phase phase("reading the venv's distributions");
-        planned.inventory = scan_inventory(context.layout);
+        planned.inventory = scan_inventory(context.layout, &facts);
         planned.plan = plan_removal(context.layout, planned.inventory, options.patterns, context.store_root);
     }
     {
         Progress::Phase phase("reading shared libraries");
-        LibraryIndex index(context.layout, planned.inventory, context.store_root, SystemLibraries::load());
+        LibraryIndex index(context.layout, planned.inventory, context.store_root, SystemLibraries::load(), &facts);
         planned.impact = analyze_removal(index, planned.plan, planned.inventory);
         for (const auto& problem : index.problems()) {
             context.out.debug("unreadable shared object " + problem);
         }
+    }
+    try {
+        facts.save();
+    } catch (const Error& error) { // a cache: the plan stands without it
+        context.out.debug("facts not kept for the next plan: " + std::string(error.what()));
     }
     planned.impact.footprint = footprint_hits(store, planned.plan);
     say_removal_plan(context.out, planned.plan);

@@ -4,6 +4,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/txn/drift.hpp"
 #include "venvtx/txn/engine.hpp"
+#include "venvtx/txn/materialize.hpp"
 #include "venvtx/txn/recover.hpp"
 
 namespace venvtx {
@@ -26,6 +27,13 @@ TransactionPlan inverse_of(const Context& context, Store& store, const Transacti
         entry.owner = recorded.owner;
         plan.entries.push_back(std::move(entry));
     }
+    std::set<std::string> loose;
+    for (const auto& hex : objects_needed(plan.entries, Side::after)) {
+        if (store.objects().has(hex)) {
+            loose.insert(hex);
+        }
+    }
+    plan.movable = store.history().referenced_only_by(undone.id, loose);
     return plan;
 }
 

@@ -2,11 +2,13 @@
 #include "venvtx/venv/inventory.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/inode_key.hpp"
 #include "venvtx/venv/metadata.hpp"
 #include "venvtx/venv/names.hpp"
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace venvtx {
@@ -38,24 +40,48 @@ void fill_from_directory_name(Distribution& dist) {
     }
 }
 
+// METADATA's name, version and requirements; from the cache while the file is unchanged.
+std::optional<Metadata> read_metadata(const stdfs::path& path, const stdfs::path& root, FactCache* facts) {
+    std::optional<InodeKey> key = facts ? inode_key(path) : std::nullopt;
+    std::string rel = path.lexically_relative(root).string();
+    if (key) {
+        if (auto cached = facts->find(rel, "metadata", *key)) {
+            nlohmann::json json = nlohmann::json::parse(*cached);
+            return Metadata{json.at("name").get<std::string>(), json.at("version").get<std::string>(),
+                            json.at("requires").get<std::vector<std::string>>()};
+        }
+    }
+    auto text = read_text(path);
+    if (!text) {
+        return std::nullopt;
+    }
+    Metadata metadata = parse_metadata(*text);
+    if (key) {
+        nlohmann::json json = {{"name", metadata.name}, {"version", metadata.version}, {"requires", metadata.requires_dist}};
+        facts->keep(rel, "metadata", *key, json.dump());
+    }
+    return metadata;
+}
+
 // Name, version and requirements, from METADATA (or the directory's name).
-Distribution read_identity(const stdfs::path& site, const stdfs::path& dist_info) {
+Distribution read_identity(const stdfs::path& site, const stdfs::path& dist_info, const stdfs::path& root,
+                           FactCache* facts) {
     Distribution dist;
     dist.dist_info = dist_info;
     dist.site_packages = site;
-    if (auto text = read_text(dist_info / "METADATA")) {
-        Metadata metadata = parse_metadata(*text);
-        dist.name = metadata.name;
-        dist.version = metadata.version;
-        dist.requires_dist = metadata.requires_dist;
+    if (auto metadata = read_metadata(dist_info / "METADATA", root, facts)) {
+        dist.name = metadata->name;
+        dist.version = metadata->version;
+        dist.requires_dist = metadata->requires_dist;
     }
     fill_from_directory_name(dist);
     dist.normalized = normalize_name(dist.name);
     return dist;
 }
 
-Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_info) {
-    Distribution dist = read_identity(site, dist_info);
+Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_info, const stdfs::path& root,
+                               FactCache* facts) {
+    Distribution dist = read_identity(site, dist_info, root, facts);
     if (auto text = read_text(dist_info / "entry_points.txt")) {
         dist.scripts = parse_script_names(*text);
     }
@@ -92,19 +118,19 @@ void for_each_dist_info(const VenvLayout& layout, Visit visit) {
 
 } // namespace
 
-std::map<std::string, std::string> installed_versions(const VenvLayout& layout) {
+std::map<std::string, std::string> installed_versions(const VenvLayout& layout, FactCache* facts) {
     std::map<std::string, std::string> versions;
     for_each_dist_info(layout, [&](const stdfs::path& site, const stdfs::path& dist_info) {
-        Distribution dist = read_identity(site, dist_info);
+        Distribution dist = read_identity(site, dist_info, layout.root, facts);
         versions[dist.name] = dist.version;
     });
     return versions;
 }
 
-std::vector<Distribution> scan_inventory(const VenvLayout& layout) {
+std::vector<Distribution> scan_inventory(const VenvLayout& layout, FactCache* facts) {
     std::vector<Distribution> dists;
     for_each_dist_info(layout, [&](const stdfs::path& site, const stdfs::path& dist_info) {
-        dists.push_back(read_distribution(site, dist_info));
+        dists.push_back(read_distribution(site, dist_info, layout.root, facts));
     });
     std::sort(dists.begin(), dists.end(), [](const Distribution& a, const Distribution& b) {
         return a.normalized != b.normalized ? a.normalized < b.normalized : a.dist_info < b.dist_info;

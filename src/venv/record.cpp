@@ -3,6 +3,8 @@
 
 #include "venvtx/core/error.hpp"
 
+#include <algorithm>
+
 namespace venvtx {
 
 namespace {
@@ -50,14 +52,20 @@ public:
                 error = "stray quote inside an unquoted field";
                 return false;
             }
-            fields.back().push_back(c);
-            ++m_pos;
+            size_t end = m_pos + 1; // the plain run up to the next special character, at once
+            while (end < m_text.size() && !is_special(m_text[end])) {
+                ++end;
+            }
+            fields.back().append(m_text.substr(m_pos, end - m_pos));
+            m_pos = end;
         }
         ++m_line;
         return true;
     }
 
 private:
+    static bool is_special(char c) { return c == ',' || c == '"' || c == '\n' || c == '\r'; }
+
     bool read_quoted(std::string& field, std::string& error) {
         ++m_pos; // opening quote
         while (m_pos < m_text.size()) {
@@ -104,6 +112,7 @@ std::optional<std::uint64_t> parse_size(const std::string& text, bool& ok) {
 
 std::vector<RecordEntry> parse_record(std::string_view text, const std::string& source) {
     std::vector<RecordEntry> entries;
+    entries.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
     CsvReader reader(text);
     std::vector<std::string> fields;
     while (!reader.at_end()) {
@@ -140,7 +149,7 @@ std::vector<RecordEntry> parse_record(std::string_view text, const std::string& 
             throw usage_error(source + ":" + std::to_string(line) + ": malformed RECORD: bad hash '" +
                               fields[1] + "'");
         }
-        entries.push_back({fields[0], fields[1], size});
+        entries.push_back({std::move(fields[0]), std::move(fields[1]), size});
     }
     return entries;
 }

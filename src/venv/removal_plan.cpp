@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 #include <sys/utsname.h>
 
 namespace venvtx {
@@ -36,18 +38,13 @@ public:
     Planner(const VenvLayout& layout, const stdfs::path& store_root)
         : m_layout(layout), m_resolver(layout, store_root) {}
 
+    // A staying distribution's entries are resolved only when a removed path has their file name.
     void note_staying(const Distribution& dist) {
         if (dist.record_error) {
             return;
         }
         for (const auto& entry : dist.record) {
-            try {
-                if (auto rel = m_resolver.resolve(dist.site_packages, entry.path, dist.name)) {
-                    m_staying_owner.emplace(*rel, dist.name);
-                }
-            } catch (const Error&) {
-                // A staying distribution's odd path is not ours to judge here.
-            }
+            m_staying_by_name[last_component(entry.path)].push_back({&dist, &entry});
         }
     }
 
@@ -64,7 +61,7 @@ public:
         add_tree(dist.dist_info, dist.name);
         for (const auto& script : dist.scripts) {
             auto rel = m_resolver.resolve(m_layout.scripts, script, dist.name);
-            if (rel && m_staying_owner.count(*rel) == 0) {
+            if (rel && !staying_owner(*rel)) {
                 add_path(*rel, dist.name, false);
             }
         }
@@ -86,8 +83,8 @@ private:
         if (m_planned.count(rel) != 0) {
             return;
         }
-        if (auto staying = m_staying_owner.find(rel); staying != m_staying_owner.end()) {
-            m_plan.shared_kept.push_back({rel, staying->second});
+        if (const std::string* staying = staying_owner(rel)) {
+            m_plan.shared_kept.push_back({rel, *staying});
             return;
         }
         NodeState state = observe_node(m_layout.root / rel);
@@ -103,6 +100,30 @@ private:
         }
         m_planned.insert(rel);
         m_plan.files.push_back({rel, state, owner});
+    }
+
+    static std::string_view last_component(std::string_view path) {
+        size_t slash = path.rfind('/');
+        return slash == std::string_view::npos ? path : path.substr(slash + 1);
+    }
+
+    // The first staying distribution (in inventory order) whose RECORD resolves to `rel`.
+    const std::string* staying_owner(const std::string& rel) {
+        auto bucket = m_staying_by_name.find(last_component(rel));
+        if (bucket != m_staying_by_name.end()) {
+            for (const auto& [dist, entry] : bucket->second) {
+                try {
+                    if (auto resolved = m_resolver.resolve(dist->site_packages, entry->path, dist->name)) {
+                        m_staying_owner.emplace(*resolved, dist->name);
+                    }
+                } catch (const Error&) {
+                    // A staying distribution's odd path is not ours to judge here.
+                }
+            }
+            m_staying_by_name.erase(bucket);
+        }
+        auto found = m_staying_owner.find(rel);
+        return found == m_staying_owner.end() ? nullptr : &found->second;
     }
 
     // Everything inside a dist-info belongs to its distribution, listed in RECORD or not.
@@ -135,8 +156,11 @@ private:
                     add_path((cache / file).string(), source.owner, false);
                 }
             }
+            const auto& siblings = list_dir(rel.parent_path());
             for (const char* legacy : {".pyc", ".pyo"}) {
-                add_path((rel.parent_path() / (stem + legacy)).string(), source.owner, false);
+                if (std::binary_search(siblings.begin(), siblings.end(), stem + legacy)) {
+                    add_path((rel.parent_path() / (stem + legacy)).string(), source.owner, false);
+                }
             }
             m_dir_candidates.insert(cache.string());
         }
@@ -152,6 +176,7 @@ private:
         for (const auto& entry : stdfs::directory_iterator(m_layout.root / rel, ec)) {
             names.push_back(entry.path().filename().string());
         }
+        std::sort(names.begin(), names.end());
         return m_listing_cache.emplace(rel.string(), std::move(names)).first->second;
     }
 
@@ -218,7 +243,12 @@ private:
     const VenvLayout& m_layout;
     PathResolver m_resolver;
     RemovalPlan m_plan;
-    std::map<std::string, std::string> m_staying_owner;
+    struct StayingEntry {
+        const Distribution* dist;
+        const RecordEntry* entry;
+    };
+    std::unordered_map<std::string_view, std::vector<StayingEntry>> m_staying_by_name;
+    std::unordered_map<std::string, std::string> m_staying_owner;  // resolved so far
     std::set<std::string> m_planned;
     std::set<std::string> m_dir_candidates;
     std::map<std::string, std::vector<std::string>> m_listing_cache;

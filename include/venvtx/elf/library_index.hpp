@@ -5,6 +5,7 @@
 
 #include "venvtx/elf/elf_file.hpp"
 #include "venvtx/elf/system_libraries.hpp"
+#include "venvtx/core/fact_cache.hpp"
 #include "venvtx/venv/inventory.hpp"
 #include "venvtx/venv/layout.hpp"
 
@@ -30,8 +31,9 @@ bool is_shared_library_name(const std::string& path);
 
 class LibraryIndex {
 public:
+    // `facts`: where the dynamic sections read before are kept (nullptr: read every file).
     LibraryIndex(const VenvLayout& layout, const std::vector<Distribution>& dists,
-                 const std::filesystem::path& store_root, SystemLibraries system);
+                 const std::filesystem::path& store_root, SystemLibraries system, FactCache* facts = nullptr);
 
     const std::vector<SharedObject>& objects() const { return m_objects; }
     const SharedObject* find(const std::string& path) const;

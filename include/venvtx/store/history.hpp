@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,7 +82,9 @@ public:
     void set_restored(std::int64_t id, const std::vector<std::string>& unrestored);
     // Marks `id` committed and, atomically with it, `undoes` (if any) undone by `id`; when
     // `undoes` was itself a rollback, the transaction it had undone is committed again (redo).
-    void commit(std::int64_t id, std::optional<std::int64_t> undoes);
+    // `moved_out`: objects the transaction moved into the venv, no longer stored (forgotten).
+    void commit(std::int64_t id, std::optional<std::int64_t> undoes,
+                const std::vector<std::string>& moved_out = {});
     // Stores the objects of `entries` (before/after) and their progress, in one SQL transaction.
     void save_entries(std::int64_t tx, const std::vector<Entry>& entries,
                       const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
@@ -100,6 +103,8 @@ public:
     std::vector<std::string> objects_created_by(std::int64_t tx);
     // Whether the index lists the object (a file under objects/ alone may be garbage a gc left).
     bool has_object(const std::string& hex);
+    // Those of `hexes` that no entry of any unpruned transaction but `tx` refers to.
+    std::set<std::string> referenced_only_by(std::int64_t tx, const std::set<std::string>& hexes);
     // Every stored object with one distribution, transaction and path that needs it
     // ("sglang, tx 3: lib/.../sglang/__init__.py").
     std::vector<std::pair<std::string, std::string>> object_references();

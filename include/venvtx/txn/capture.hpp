@@ -27,6 +27,6 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
 
 // Moves captured files from staging to their object names. Called once their hashes are in the
 // index, so a crash at any point leaves each file findable (staging, or object by hash).
-void adopt_captured(ObjectStore& objects, std::int64_t tx, const std::vector<Entry>& entries);
+std::vector<std::string> adopt_captured(ObjectStore& objects, std::int64_t tx, const std::vector<Entry>& entries);
 
 } // namespace venvtx

@@ -41,6 +41,10 @@ struct TransactionPlan {
     // Paths the apply changed but kept no pre-image of (written in place): a restore cannot
     // bring them back, and says so.
     std::vector<std::string> unrestorable;
+    // Loose objects only the undone transaction refers to (a rollback of a removal): moved into
+    // place, not copied, and forgotten by the store once committed; a restore or `recover`
+    // puts any it finds back under their object names.
+    std::set<std::string> movable;
 };
 
 // Runs `plan` against the venv. The store must be open and locked by the caller. Returns exit

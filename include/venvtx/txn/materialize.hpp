@@ -19,8 +19,9 @@ enum class Side { before, after };
 struct MaterializeSources {
     // Staging area of the transaction being undone: holds before-images not yet adopted.
     std::int64_t staging_tx = 0;
-    // Objects this transaction created and alone refers to: renamed back (zero-copy) on their
-    // last use instead of copied.
+    // Objects renamed into place (zero-copy) on their last use instead of copied: those this
+    // transaction created and alone refers to, unpacked ones (their pack keeps them), and a
+    // rollback's loose objects that only the undone transaction refers to.
     std::set<std::string> movable;
     // Whatever is at a journaled path is the transaction's own (a command's restore: its
     // after-states are not known). Otherwise a node that is neither the target nor the other
@@ -28,6 +29,13 @@ struct MaterializeSources {
     bool owns_every_node = false;
     // A preview's upper layer holding after-state files under their venv-relative paths.
     std::filesystem::path layer;
+    // Objects known intact without reading them again: hashed moments ago, or whose inode is
+    // unchanged since they were stored.
+    std::set<std::string> trusted;
+    // Indexed objects not held loose: found at a path that must be emptied, such a file goes
+    // back under its object name instead of being deleted (a rollback that moved it into place
+    // failed or was killed: it may be an older transaction's only copy).
+    std::set<std::string> returnable;
 };
 
 // What a materialize did: objects renamed back, and the paths it could not bring to their
@@ -35,6 +43,7 @@ struct MaterializeSources {
 struct MaterializeResult {
     std::vector<std::string> moved;
     std::vector<std::string> unrestored;
+    std::vector<std::string> returned;  // placed objects moved back under their object names
 };
 
 // The temporary name a file or symlink is written under before it is renamed into place.
@@ -43,8 +52,8 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path, std:
 // The stored objects bringing `entries` to their `side` state reads.
 std::set<std::string> objects_needed(const std::vector<Entry>& entries, Side side);
 
-// Verifies, before touching the venv, every object the target state needs (except movable
-// ones, hashed moments ago) and throws an Error naming the first bad one.
+// Verifies, before touching the venv, every object the target state needs (except trusted
+// ones) and throws an Error naming the first bad one.
 void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>& entries, Side side,
                            const MaterializeSources& sources);
 

@@ -1,6 +1,7 @@
 // The installed distributions of a venv: every *.dist-info directory in its site-packages.
 #pragma once
 
+#include "venvtx/core/fact_cache.hpp"
 #include "venvtx/venv/layout.hpp"
 #include "venvtx/venv/record.hpp"
 
@@ -27,11 +28,12 @@ struct Distribution {
 
 // Reads every dist-info of the venv, sorted by normalized name. Never throws for a broken
 // RECORD: the error is kept on the distribution and raised when that distribution is used.
-std::vector<Distribution> scan_inventory(const VenvLayout& layout);
+// METADATA's facts come from `facts` while the file is unchanged (nullptr: always read).
+std::vector<Distribution> scan_inventory(const VenvLayout& layout, FactCache* facts = nullptr);
 
 // Name -> version of every dist-info, from METADATA alone (no RECORD read): cheap enough to
 // run around every command.
-std::map<std::string, std::string> installed_versions(const VenvLayout& layout);
+std::map<std::string, std::string> installed_versions(const VenvLayout& layout, FactCache* facts = nullptr);
 
 // Throws the usage Error stored in `dist.record_error`, if any.
 void require_record(const Distribution& dist);

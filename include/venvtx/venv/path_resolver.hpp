@@ -5,7 +5,8 @@
 #include "venvtx/venv/layout.hpp"
 
 #include <filesystem>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 #include <optional>
 #include <string>
 
@@ -13,7 +14,7 @@ namespace venvtx {
 
 class PathResolver {
 public:
-    PathResolver(const VenvLayout& layout, std::filesystem::path store_root);
+    PathResolver(const VenvLayout& layout, const std::filesystem::path& store_root);
 
     // The venv-relative path of `record_path` (relative to `base`, or absolute), with every
     // directory component resolved and the final component left unfollowed. nullopt when its
@@ -22,12 +23,14 @@ public:
                                        const std::string& record_path, const std::string& owner);
 
 private:
-    std::optional<std::filesystem::path> canonical_dir(const std::filesystem::path& dir);
-    bool inside_venv(const std::filesystem::path& path) const;
+    std::optional<std::string> canonical_dir(const std::string& dir);
+    bool inside_venv(std::string_view path) const;
+    const std::string& normal_base(const std::filesystem::path& base);
 
-    std::filesystem::path m_root;
-    std::filesystem::path m_store;
-    std::map<std::string, std::optional<std::filesystem::path>> m_dir_cache;
+    std::string m_root;   // lexically normal, no trailing '/'
+    std::string m_store;
+    std::unordered_map<std::string, std::optional<std::string>> m_dir_cache;
+    std::unordered_map<std::string, std::string> m_base_cache;
 };
 
 } // namespace venvtx

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Benchmark: venvtx against pip at real scale, in one run, on identical copies of the
+torch-scale fixture (tests/fixtures/torch_scale.py: ~50,000 files, ~140 distributions, sparse
+ELF libraries of the real sizes; built once and reused). Prints each ratio and its goal:
+
+- remove networkx + jinja2 (small), torch (12,000 files, 1 GB), the four nvidia-*-cu13:
+  `venvtx remove` (capture included, no probe) vs `pip uninstall -y`;
+- rollback of the torch removal vs `pip install --no-index --no-deps --no-compile` of the same
+  torch from its local wheel (pip's fastest install: no bytecode);
+- a warm plan of the small removal (`remove --dry-run`, the store's caches filled);
+- `log` of 10,000 transactions (bench/log_10k.py, which prints its own peer).
+
+Each round copies the template twice (`cp -a --sparse=always`); venvtx and pip alternate who
+runs first; both must leave the same files. Medians over --rounds.
+
+usage: bench/torch_scale_vs_pip.py [--rounds N] [--venvtx PATH] [--fixture DIR] [--workdir DIR] [--phases]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+FIXTURE = os.path.join(REPO, "tests", "fixtures", "torch_scale.py")
+CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
+CASES = [("remove networkx jinja2", ["networkx", "jinja2"], 0.7),
+         ("remove torch", ["torch"], 0.6),
+         ("remove the four cu13", CU13, 0.5)]
+
+
+def timed(cmd, env=None):
+    subprocess.run(["sync"])
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:4]), proc.returncode, proc.stderr.strip()[-800:]))
+    return elapsed, proc
+
+
+def files_of(venv):
+    """Files and symlinks, bytecode aside (pip leaves emptied directories and other interpreters'
+    bytecode behind; venvtx removes them)."""
+    out = set()
+    for d, dirs, files in os.walk(venv):
+        if d == venv:
+            dirs[:] = [x for x in dirs if x != ".venvtx"]
+            files = [x for x in files if x != ".lock"]
+        if os.path.basename(d) != "__pycache__":
+            out.update(os.path.relpath(os.path.join(d, x), venv) for x in files)
+    return out
+
+
+def fresh_copies(template, work):
+    copies = []
+    for name in ("a", "b"):
+        path = os.path.join(work, name)
+        shutil.rmtree(path, ignore_errors=True)
+        subprocess.run(["cp", "-a", "--sparse=always", template, path], check=True)
+        copies.append(path)
+    return copies
+
+
+def same_files(a, b, what):
+    def kept(venv):  # pip install adds REQUESTED; the rest must match
+        return {f for f in files_of(venv) if not f.endswith(".dist-info/REQUESTED")}
+
+    left, right = kept(a), kept(b)
+    if left != right:
+        sys.exit("bench: %s: venvtx and pip left different files: only venvtx: %s, only pip: %s"
+                 % (what, sorted(left - right)[:5], sorted(right - left)[:5]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
+    parser.add_argument("--fixture", default=os.path.join(REPO, "build", "fixtures", "torch-scale"))
+    parser.add_argument("--workdir", default=None)
+    parser.add_argument("--phases", action="store_true", help="print venvtx -v phase timings of the last round")
+    args = parser.parse_args()
+    venvtx = os.path.abspath(args.venvtx)
+    made = subprocess.run([sys.executable, FIXTURE, args.fixture], capture_output=True, text=True, check=True)
+    template = made.stdout.split()[-1]
+    wheels = os.path.join(args.fixture, "wheels")
+    count = sum(len(files) for _, _, files in os.walk(template))
+    print("fixture: %s (%d files)" % (template, count))
+    work = tempfile.mkdtemp(prefix="venvtx-scale-", dir=args.workdir)
+    results = {}
+    phases = []
+    try:
+        for round_no in range(args.rounds):
+            for label, names, _ in CASES:
+                a, b = fresh_copies(template, work)
+                ours = [venvtx, "--venv", a, "-v" if args.phases else "--quiet", "remove", *names]
+                theirs = [b + "/bin/python", "-m", "pip", "uninstall", "-y", "-q", *names]
+                order = [("venvtx", ours), ("pip", theirs)]
+                for who, cmd in order if round_no % 2 == 0 else reversed(order):
+                    seconds, proc = timed(cmd)
+                    results.setdefault((label, who), []).append(seconds)
+                    if who == "venvtx" and args.phases and round_no == args.rounds - 1:
+                        phases.append((label, proc.stderr))
+                same_files(a, b, label)
+                if names == ["torch"]:
+                    install = [b + "/bin/python", "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                               "--no-compile", "--find-links", wheels, "torch==2.11.0"]
+                    rollback = [venvtx, "--venv", a, "-v" if args.phases else "--quiet", "rollback"]
+                    for who, cmd in [("rollback", rollback), ("pip install", install)]:
+                        seconds, proc = timed(cmd)
+                        results.setdefault(("rollback torch", who), []).append(seconds)
+                        if who == "rollback" and args.phases and round_no == args.rounds - 1:
+                            phases.append(("rollback torch", proc.stderr))
+                    same_files(a, b, "rollback of torch")
+                if names == ["networkx", "jinja2"]:
+                    timed([venvtx, "--venv", a, "--quiet", "rollback"])
+                    plan = [venvtx, "--venv", a, "--quiet", "remove", "--dry-run", *names]
+                    timed(plan)  # fills the caches
+                    results.setdefault(("warm plan", "venvtx"), []).append(min(timed(plan)[0] for _ in range(3)))
+        print("%-28s %9s %9s %7s %s" % ("median of %d rounds" % args.rounds, "venvtx s", "peer s", "ratio", "goal"))
+        failed = []
+        for label, _, goal in CASES + [("rollback torch", None, 0.3)]:
+            ours_key, peer_key = (label, "rollback"), (label, "pip install")
+            if label != "rollback torch":
+                ours_key, peer_key = (label, "venvtx"), (label, "pip")
+            v, p = statistics.median(results[ours_key]), statistics.median(results[peer_key])
+            peer = "pip install" if label == "rollback torch" else "pip uninstall"
+            ok = v / p <= goal
+            failed += [] if ok else [label]
+            print("%-28s %9.3f %9.3f %6.2fx <= %.1fx vs %s%s" % (label, v, p, v / p, goal, peer, "" if ok else "  MISSED"))
+        warm = statistics.median(results[("warm plan", "venvtx")])
+        failed += [] if warm <= 0.1 else ["warm plan"]
+        print("%-28s %9.3f %9s %7s <= 0.100 s%s" % ("warm plan (small removal)", warm, "", "", "" if warm <= 0.1 else "  MISSED"))
+        for label, text in phases:
+            print("\n%s (venvtx -v):\n%s" % (label, "\n".join("  " + l for l in text.splitlines() if "(" in l)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    log = subprocess.run([sys.executable, os.path.join(HERE, "log_10k.py"), "--venvtx", venvtx],
+                         capture_output=True, text=True)
+    print("\nlog of 10,000 transactions (bench/log_10k.py):")
+    print("\n".join("  " + line for line in log.stdout.splitlines()[-7:]))
+    if failed:
+        print("missed: " + ", ".join(failed))
+
+
+if __name__ == "__main__":
+    main()

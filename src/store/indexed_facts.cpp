@@ -1,0 +1,66 @@
+// IndexedFacts: file_facts rows (migration 0008), loaded once, written back in one transaction.
+#include "venvtx/store/indexed_facts.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+namespace venvtx {
+
+namespace {
+
+constexpr std::int64_t k_settle_ns = 2'000'000'000;
+
+std::int64_t now_ns() {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+} // namespace
+
+IndexedFacts::IndexedFacts(Store* store) : m_store(store) {
+    if (!m_store) {
+        return;
+    }
+    Statement query =
+        m_store->db().prepare("SELECT path, kind, dev, ino, size, mtime_ns, ctime_ns, facts FROM file_facts");
+    while (query.step()) {
+        InodeKey key{query.integer(2), query.integer(3), query.integer(4), query.integer(5), query.integer(6)};
+        m_rows.emplace(query.text(0), Row{query.text(1), key, query.text(7)});
+    }
+}
+
+std::optional<std::string> IndexedFacts::find(const std::string& path, const std::string& kind, const InodeKey& key) const {
+    auto found = m_rows.find(path);
+    if (found == m_rows.end() || found->second.kind != kind || !(found->second.key == key)) {
+        return std::nullopt;
+    }
+    return found->second.facts;
+}
+
+void IndexedFacts::keep(const std::string& path, const std::string& kind, const InodeKey& key, std::string facts) {
+    if (!m_store || std::max(key.mtime_ns, key.ctime_ns) > now_ns() - k_settle_ns) {
+        return;
+    }
+    Row row{kind, key, std::move(facts)};
+    m_rows[path] = row;
+    m_new[path] = std::move(row);
+}
+
+void IndexedFacts::save() {
+    if (!m_store || m_new.empty()) {
+        return;
+    }
+    SqlTransaction transaction(m_store->db());
+    Statement upsert = m_store->db().prepare(
+        "INSERT OR REPLACE INTO file_facts (path, kind, dev, ino, size, mtime_ns, ctime_ns, facts) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& [path, row] : m_new) {
+        upsert.bind(1, path).bind(2, row.kind).bind(3, row.key.dev).bind(4, row.key.ino).bind(5, row.key.size);
+        upsert.bind(6, row.key.mtime_ns).bind(7, row.key.ctime_ns).bind(8, row.facts).run();
+    }
+    transaction.commit();
+    m_new.clear();
+}
+
+} // namespace venvtx
