@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Benchmark: venvtx against pip at real scale, in one run, on identical copies of the
-torch-scale fixture (tests/fixtures/torch_scale.py: ~50,000 files, ~140 distributions, sparse
+torch-scale fixture (tests/fixtures/torch_scale.py: ~49,000 files, ~125 distributions, sparse
 ELF libraries of the real sizes; built once and reused). Prints each ratio and its goal:
 
 - remove networkx + jinja2 (small), torch (12,000 files, 1 GB), the four nvidia-*-cu13:

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <memory>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -53,10 +54,11 @@ FileDigest sha256_file(const std::filesystem::path& path) {
     }
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     auto context = new_context();
-    std::vector<char> buffer(1 << 20);
+    constexpr size_t k_block = 1 << 20;
+    thread_local std::unique_ptr<char[]> buffer(new char[k_block]); // one per thread, never cleared
     FileDigest digest;
     for (;;) {
-        ssize_t n = ::read(fd, buffer.data(), buffer.size());
+        ssize_t n = ::read(fd, buffer.get(), k_block);
         if (n < 0) {
             int err = errno;
             ::close(fd);
@@ -65,7 +67,7 @@ FileDigest sha256_file(const std::filesystem::path& path) {
         if (n == 0) {
             break;
         }
-        EVP_DigestUpdate(context.get(), buffer.data(), static_cast<size_t>(n));
+        EVP_DigestUpdate(context.get(), buffer.get(), static_cast<size_t>(n));
         digest.size += static_cast<std::uint64_t>(n);
     }
     ::close(fd);
@@ -76,11 +78,19 @@ FileDigest sha256_file(const std::filesystem::path& path) {
 std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths) {
     std::vector<FileDigest> results(paths.size());
     Progress::Phase phase("hashing", paths.size(), "files");
+    // Largest first, so that the big files run side by side and the small ones fill in.
+    std::vector<std::pair<std::uint64_t, size_t>> order;
+    for (size_t i = 0; i < paths.size(); ++i) {
+        struct stat st {};
+        order.emplace_back(::lstat(paths[i].c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0, i);
+    }
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
     auto work = [&]() {
-        for (size_t i = next++; i < paths.size(); i = next++) {
+        for (size_t n = next++; n < order.size(); n = next++) {
+            size_t i = order[n].second;
             try {
                 results[i] = sha256_file(paths[i]);
                 Progress::advance(1, results[i].size);

@@ -36,7 +36,9 @@ bool ObjectStore::adopt(const stdfs::path& staged, const std::string& hex) {
     // name, so a stored copy that rotted is healed rather than trusted.
     bool existed = has(hex);
     stdfs::path target = object_path(hex);
-    Fs::instance().mkdirs(target.parent_path());
+    if (m_made_dirs.insert(target.parent_path().string()).second) { // we hold the lock: it stays
+        Fs::instance().mkdirs(target.parent_path());
+    }
     Fs::instance().move(staged, target, 0444);
     return !existed;
 }

@@ -6,6 +6,7 @@
 #include "venvtx/core/mutation_trap.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/core/subprocess.hpp"
+#include "venvtx/store/object_keys.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/capture.hpp"
 #include "venvtx/txn/capture_choice.hpp"
@@ -122,7 +123,7 @@ public:
         lap("hashed pre-images");
         m_store.history().finish_snapshot(tx, diff.unchanged, diff.changed, diff.added, objects);
         lap("index");
-        adopt_captured(m_store.objects(), tx, diff.changed);
+        record_object_keys(m_store, adopt_captured(m_store.objects(), tx, diff.changed));
         discard_links(staging, tx);
         lap("adopted");
         plan.entries = std::move(diff.changed);

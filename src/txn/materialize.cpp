@@ -191,7 +191,9 @@ private:
             return;
         }
         if (is_leaf(current.type)) {
-            Fs::instance().unlink(path);
+            if (!return_to_store(entry, current)) {
+                Fs::instance().unlink(path);
+            }
             current = NodeState{};
         }
         if (current.type == NodeType::absent) {
@@ -222,6 +224,9 @@ private:
         if (already_there(path, current, target)) {
             consume_use(target.object);
             return;
+        }
+        if (return_to_store(entry, current)) {
+            current = NodeState{}; // set aside first: the target must not be renamed over it
         }
         if (current.type == NodeType::dir) {
             fs.rmdir(path);
@@ -283,8 +288,8 @@ private:
         }
     }
 
-    // A returnable object found where nothing must be goes back under its object name. False
-    // when it is not such a file.
+    // A returnable object found where something else must be goes back under its object name
+    // (a rename over it, or an unlink, would lose it). False when it is not such a file.
     bool return_to_store(const Entry& entry, const NodeState& current) {
         const NodeState& other = m_side == Side::before ? entry.after : entry.before;
         if (current.type != NodeType::file || other.type != NodeType::file ||

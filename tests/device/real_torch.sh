@@ -122,6 +122,45 @@ t=$(now); vx remove 'nvidia-*-cu13' --no-baseline > "$OUT/5-remove-cu13.txt" 2>&
 t=$(now); "$b/bin/python" -m pip uninstall -y -q $(cd "$b" && bin/python -m pip list --format=freeze 2>/dev/null | grep -i '^nvidia-.*-cu13=' | cut -d= -f1) > "$OUT/5-pip-cu13.txt" 2>&1; rc2=$?; dt_pip=$(elapsed "$t")
 row "remove nvidia-*-cu13 (no probe)" "exit $rc/$rc2" "venvtx ${dt_ours}s, pip ${dt_pip}s: $(ratio "$dt_ours" "$dt_pip")x"
 
+# 6. torch itself (12,000 files, 1 GB): removal vs pip uninstall, rollback vs pip install of the
+# same torch from a local wheel (made here from b's installed files, stored, --no-compile: pip's
+# fastest install), and a warm plan of a small removal.
+wheels="$WORK/wheels"; mkdir -p "$wheels"
+"$b/bin/python" - "$b" "$wheels" > "$OUT/6-wheel.txt" 2>&1 <<'PY'
+import glob, os, sys, zipfile
+venv, out = sys.argv[1:]
+info = glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "torch-*.dist-info"))[0]
+site = os.path.dirname(info)
+tag = [l.split(": ", 1)[1].strip() for l in open(os.path.join(info, "WHEEL")) if l.startswith("Tag: ")][0]
+name = os.path.basename(info)[:-len(".dist-info")]
+keep = []
+with zipfile.ZipFile(os.path.join(out, "%s-%s.whl" % (name, tag)), "w", zipfile.ZIP_STORED) as wheel:
+    for line in open(os.path.join(info, "RECORD")):
+        rel = line.rsplit(",", 2)[0]
+        base = os.path.basename(rel)
+        if rel.startswith("../") or base in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json"):
+            continue
+        if os.path.isfile(os.path.join(site, rel)) and "__pycache__" not in rel:
+            wheel.write(os.path.join(site, rel), rel)
+            keep.append(line.rstrip("\n"))
+    wheel.writestr(os.path.basename(info) + "/RECORD", "\n".join(keep + [os.path.basename(info) + "/RECORD,,"]) + "\n")
+print(len(keep), "files")
+PY
+before_torch=$(tree_hash "$a" before-torch)
+t=$(now); vx remove torch --no-baseline > "$OUT/6-remove-torch.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
+t=$(now); "$b/bin/python" -m pip uninstall -y -q torch > "$OUT/6-pip-torch.txt" 2>&1; rc2=$?; dt_pip=$(elapsed "$t")
+row "remove torch (no probe)" "exit $rc/$rc2" "venvtx ${dt_ours}s, pip ${dt_pip}s: $(ratio "$dt_ours" "$dt_pip")x (goal 0.6x)"
+t=$(now); vx rollback > "$OUT/6-rollback-torch.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
+t=$(now); "$b/bin/python" -m pip install -q --no-index --no-deps --no-compile --find-links "$wheels" torch > "$OUT/6-pip-install.txt" 2>&1; rc2=$?; dt_pip=$(elapsed "$t")
+back=$(tree_hash "$a" after-torch-rollback)
+check "$rc" 0; check "$before_torch" "$back"
+row "rollback of torch vs pip install" "exit $rc/$rc2" "venvtx ${dt_ours}s, pip ${dt_pip}s: $(ratio "$dt_ours" "$dt_pip")x (goal 0.3x); byte-identical: $([ "$before_torch" = "$back" ] && echo yes || echo NO)"
+if [ ${#harmless[@]} -gt 0 ]; then
+  vx remove "${harmless[@]}" --dry-run > /dev/null 2>&1
+  t=$(now); vx remove "${harmless[@]}" --dry-run > "$OUT/6-warm-plan.txt" 2>&1; rc=$?; dt=$(elapsed "$t")
+  row "warm plan: remove ${harmless[*]}" "exit $rc" "${dt}s (goal 0.1 s)"
+fi
+
 printf '%s\n' "${rows[@]}" > "$OUT/table.txt"
 echo "== venvtx on $VENV (logs in $OUT)"
 cat "$OUT/table.txt"

@@ -38,7 +38,9 @@ class SweepCase(VenvTestCase):
         shutil.rmtree(self.venv, ignore_errors=True)
         subprocess.run(["cp", "-a", template, self.venv], check=True)
 
-    def sweep(self, template, args, expected_rc, after_ok_state):
+    def sweep(self, template, args, expected_rc, after_ok_state, verify_after=False):
+        """`verify_after`: after each recovery the store must also verify clean (every object
+        an older transaction needs still there: a lost object shows only later)."""
         self.fresh(template)
         before = tree_hash(self.venv)
         proc = self.venvtx(*args)
@@ -63,6 +65,11 @@ class SweepCase(VenvTestCase):
             recovered = self.venvtx("recover")
             self.assertEqual(recovered.returncode, 0, recovered.stdout + recovered.stderr)
             self.assertNoPreviewLeft()
+            if verify_after:
+                verified = self.venvtx("verify")
+                if verified.returncode != 0:
+                    mismatches.append((points, "verify", verified.stdout[-300:]))
+                    continue
             tree = tree_hash(self.venv)
             state = self.final_state()
             # Before-state: the new transaction was rolled back, or aborted with nothing applied
@@ -109,7 +116,13 @@ class FailpointSweep(SweepCase):
 
     def test_rollback(self):
         template = self.prepare(["remove", "sglang", "flashinfer-python"])
-        self.sweep(template, ["rollback"], 0, "committed")
+        self.sweep(template, ["rollback"], 0, "committed", verify_after=True)
+
+    def test_redo_after_a_zero_copy_rollback(self):
+        # The rollback put the run's pre-images back by rename; the redo moves the run's result
+        # out of the store into place, then back if it is killed.
+        template = self.prepare(["run", "--preview", "never", "--", "sh", "-c", CommandSweep.RUN], ["rollback"])
+        self.sweep(template, ["rollback", "--redo"], 0, "committed", verify_after=True)
 
 
 class CommandSweep(SweepCase):
@@ -162,6 +175,11 @@ class CommandSweep(SweepCase):
             proc = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(point)))
             self.assertEqual(proc.returncode, KILLED, "step %d of %d" % (point, steps))
             self.assertEqual(self.venvtx("recover").returncode, 0)
+            if verify_after:
+                verified = self.venvtx("verify")
+                if verified.returncode != 0:
+                    mismatches.append((points, "verify", verified.stdout[-300:]))
+                    continue
             tree = tree_hash(self.venv)
             state = self.final_state()
             ok = (tree == before and state in ("rolled_back", None)) or (tree == after and state == "committed")

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 
 namespace venvtx {
@@ -28,6 +29,7 @@ public:
 
 private:
     std::filesystem::path m_root;
+    std::set<std::string> m_made_dirs;  // objects/<2 hex> directories this process made sure of
 };
 
 } // namespace venvtx
