@@ -63,6 +63,26 @@ public:
         return true;
     }
 
+    // The common row: one line, no quote, no '\r', exactly two commas. Reads it and returns true;
+    // otherwise reads nothing and returns false (read_row takes it, with its errors).
+    bool read_plain_row(std::vector<std::string>& fields) {
+        size_t end = m_text.find('\n', m_pos);
+        std::string_view row = m_text.substr(m_pos, end == std::string_view::npos ? std::string_view::npos : end - m_pos);
+        size_t first = row.find(',');
+        size_t second = first == std::string_view::npos ? first : row.find(',', first + 1);
+        if (second == std::string_view::npos || row.find(',', second + 1) != std::string_view::npos ||
+            row.find('"') != std::string_view::npos || row.find('\r') != std::string_view::npos) {
+            return false;
+        }
+        fields.resize(3);
+        fields[0].assign(row.substr(0, first));
+        fields[1].assign(row.substr(first + 1, second - first - 1));
+        fields[2].assign(row.substr(second + 1));
+        m_pos += row.size() + (end == std::string_view::npos ? 0 : 1);
+        ++m_line;
+        return true;
+    }
+
 private:
     static bool is_special(char c) { return c == ',' || c == '"' || c == '\n' || c == '\r'; }
 
@@ -118,7 +138,7 @@ std::vector<RecordEntry> parse_record(std::string_view text, const std::string& 
     while (!reader.at_end()) {
         int line = reader.line();
         std::string error;
-        if (!reader.read_row(fields, error)) {
+        if (!reader.read_plain_row(fields) && !reader.read_row(fields, error)) {
             throw usage_error(source + ":" + std::to_string(line) + ": malformed RECORD: " + error);
         }
         if (fields.size() == 1 && fields[0].empty()) {

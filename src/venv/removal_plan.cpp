@@ -1,6 +1,7 @@
 // plan_removal: from name patterns to the exact files and directories a removal takes.
 #include "venvtx/venv/removal_plan.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/venv/names.hpp"
 #include "venvtx/venv/path_resolver.hpp"
@@ -10,6 +11,9 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <fcntl.h>
+#include <optional>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 namespace venvtx {
@@ -44,7 +48,7 @@ public:
             return;
         }
         for (const auto& entry : dist.record) {
-            m_staying_by_name[last_component(entry.path)].push_back({&dist, &entry});
+            m_staying.push_back({std::hash<std::string_view>()(last_component(entry.path)), &dist, &entry});
         }
     }
 
@@ -87,7 +91,7 @@ private:
             m_plan.shared_kept.push_back({rel, *staying});
             return;
         }
-        NodeState state = observe_node(m_layout.root / rel);
+        NodeState state = observe(rel);
         if (state.type == NodeType::absent) {
             if (listed) {
                 m_plan.missing.push_back(rel);
@@ -102,6 +106,28 @@ private:
         m_plan.files.push_back({rel, state, owner});
     }
 
+    // observe_node, with the last directory opened (confined) kept: RECORD lists a directory's
+    // files together, so most lookups are one fstatat. Planning only reads; every mutation
+    // opens its directory again.
+    NodeState observe(const std::string& rel) {
+        size_t slash = rel.rfind('/');
+        std::string dir = slash == std::string::npos ? std::string() : rel.substr(0, slash);
+        if (!m_last_dir || *m_last_dir != dir) {
+            m_last_dir = dir;
+            try {
+                m_last_fd = Confinement::instance().open_dir(m_layout.root / dir);
+            } catch (const Error&) {
+                m_last_fd = UniqueFd(); // unreachable: each lookup goes the long way, and says why
+            }
+        }
+        struct stat st {};
+        if (!m_last_fd.valid() || ::fstatat(m_last_fd.get(), rel.c_str() + (slash == std::string::npos ? 0 : slash + 1),
+                                            &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            return observe_node(m_layout.root / rel); // absent, or an error observe_node names
+        }
+        return node_from_stat(m_layout.root / rel, st);
+    }
+
     static std::string_view last_component(std::string_view path) {
         size_t slash = path.rfind('/');
         return slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -109,18 +135,27 @@ private:
 
     // The first staying distribution (in inventory order) whose RECORD resolves to `rel`.
     const std::string* staying_owner(const std::string& rel) {
-        auto bucket = m_staying_by_name.find(last_component(rel));
-        if (bucket != m_staying_by_name.end()) {
-            for (const auto& [dist, entry] : bucket->second) {
-                try {
-                    if (auto resolved = m_resolver.resolve(dist->site_packages, entry->path, dist->name)) {
-                        m_staying_owner.emplace(*resolved, dist->name);
-                    }
-                } catch (const Error&) {
-                    // A staying distribution's odd path is not ours to judge here.
-                }
+        if (!m_staying_sorted) { // by name hash, inventory order kept among equals
+            std::stable_sort(m_staying.begin(), m_staying.end(),
+                             [](const StayingEntry& a, const StayingEntry& b) { return a.name_hash < b.name_hash; });
+            m_staying_sorted = true;
+        }
+        std::string_view name = last_component(rel);
+        StayingEntry probe{std::hash<std::string_view>()(name), nullptr, nullptr};
+        auto [first, last] = std::equal_range(m_staying.begin(), m_staying.end(), probe,
+                                              [](const StayingEntry& a, const StayingEntry& b) { return a.name_hash < b.name_hash; });
+        for (auto it = first; it != last; ++it) {
+            if (!it->entry || last_component(it->entry->path) != name) {
+                continue;
             }
-            m_staying_by_name.erase(bucket);
+            try {
+                if (auto resolved = m_resolver.resolve(it->dist->site_packages, it->entry->path, it->dist->name)) {
+                    m_staying_owner.emplace(*resolved, it->dist->name);
+                }
+            } catch (const Error&) {
+                // A staying distribution's odd path is not ours to judge here.
+            }
+            it->entry = nullptr; // resolved once
         }
         auto found = m_staying_owner.find(rel);
         return found == m_staying_owner.end() ? nullptr : &found->second;
@@ -244,14 +279,18 @@ private:
     PathResolver m_resolver;
     RemovalPlan m_plan;
     struct StayingEntry {
+        std::size_t name_hash;  // of the path's last component
         const Distribution* dist;
-        const RecordEntry* entry;
+        const RecordEntry* entry;  // null once resolved
     };
-    std::unordered_map<std::string_view, std::vector<StayingEntry>> m_staying_by_name;
+    std::vector<StayingEntry> m_staying;
+    bool m_staying_sorted = false;
     std::unordered_map<std::string, std::string> m_staying_owner;  // resolved so far
     std::set<std::string> m_planned;
     std::set<std::string> m_dir_candidates;
     std::map<std::string, std::vector<std::string>> m_listing_cache;
+    std::optional<std::string> m_last_dir;
+    UniqueFd m_last_fd;
 };
 
 } // namespace
