@@ -36,8 +36,10 @@ Command register_show(CLI::App& parent) {
                 std::map<std::string, std::int64_t> packed = packed_objects(store, objects);
                 std::set<std::int64_t> packs;
                 std::size_t loose = 0;
+                std::size_t held = 0;
                 for (const auto& hex : objects) {
                     loose += store.objects().has(hex) ? 1 : 0;
+                    held += store.objects().has(hex) || packed.count(hex) != 0 ? 1 : 0;
                     if (packed.count(hex) != 0) {
                         packs.insert(packed[hex]);
                     }
@@ -56,7 +58,12 @@ Command register_show(CLI::App& parent) {
                     out.document(json.dump(2));
                 } else {
                     out.verdict(transaction_details(*record, entries));
-                    if (!objects.empty()) {
+                    if (!objects.empty() && record->undone_by && held < objects.size()) {
+                        // A rollback renamed them back into the venv (zero copy): nothing left to store.
+                        out.say("stored: " + std::to_string(held) + " of its " + std::to_string(objects.size()) +
+                                " object(s); tx " + std::to_string(*record->undone_by) +
+                                " moved the others back into the venv when it undid it");
+                    } else if (!objects.empty()) {
                         out.say("stored: " + std::to_string(objects.size()) + " object(s) to undo it, " +
                                 std::to_string(loose) + " loose, " + std::to_string(packed.size()) + " packed in " +
                                 std::to_string(packs.size()) + " pack(s)");

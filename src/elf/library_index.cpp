@@ -58,12 +58,20 @@ ElfResult from_json(const std::string& text) {
 ElfResult read_elf_facts(const stdfs::path& path, const std::string& rel, const InodeKey& key, FactCache* facts) {
     if (facts) {
         if (auto cached = facts->find(rel, "elf", key)) {
-            return from_json(*cached);
+            try {
+                return from_json(*cached);
+            } catch (const nlohmann::json::exception&) {
+                // Another version's row, or a damaged one: read the file.
+            }
         }
     }
     ElfResult elf = read_elf_file(path);
     if (facts) {
-        facts->keep(rel, "elf", key, to_json(elf).dump());
+        try {
+            facts->keep(rel, "elf", key, to_json(elf).dump());
+        } catch (const nlohmann::json::exception&) {
+            // Names that are not UTF-8 (a damaged object): not kept, read again next time.
+        }
     }
     return elf;
 }

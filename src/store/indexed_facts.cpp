@@ -31,6 +31,7 @@ IndexedFacts::IndexedFacts(Store* store) : m_store(store) {
 }
 
 std::optional<std::string> IndexedFacts::find(const std::string& path, const std::string& kind, const InodeKey& key) const {
+    m_asked.insert(path);
     auto found = m_rows.find(path);
     if (found == m_rows.end() || found->second.kind != kind || !(found->second.key == key)) {
         return std::nullopt;
@@ -48,10 +49,21 @@ void IndexedFacts::keep(const std::string& path, const std::string& kind, const 
 }
 
 void IndexedFacts::save() {
-    if (!m_store || m_new.empty()) {
+    std::vector<std::string> stale; // a plan asks for every dist-info and shared object: the rest are gone
+    for (const auto& row : m_rows) {
+        if (m_asked.count(row.first) == 0) {
+            stale.push_back(row.first);
+        }
+    }
+    if (!m_store || (m_new.empty() && stale.empty())) {
         return;
     }
     SqlTransaction transaction(m_store->db());
+    Statement forget = m_store->db().prepare("DELETE FROM file_facts WHERE path = ?");
+    for (const auto& path : stale) {
+        forget.bind(1, path).run();
+        m_rows.erase(path);
+    }
     Statement upsert = m_store->db().prepare(
         "INSERT OR REPLACE INTO file_facts (path, kind, dev, ino, size, mtime_ns, ctime_ns, facts) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");

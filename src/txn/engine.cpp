@@ -208,11 +208,16 @@ private:
         // Unpacked objects move into place, except those a restore of this transaction would
         // put back too (an identical file at another path): those are copied.
         std::set<std::string> before = objects_needed(m_plan.entries, Side::before);
-        for (const auto* movable : {&m_unpacked, &m_plan.movable}) {
-            for (const auto& hex : *movable) {
-                if (before.count(hex) == 0) {
-                    sources.movable.insert(hex);
-                }
+        // A rollback's only copies move only when no probe runs on the live venv afterwards: a
+        // probe could change them in place, and a failed one would leave nothing to restore.
+        bool live_probe = !m_options.probe.code.empty() && (!m_plan.previewed || m_options.probe_live);
+        std::set<std::string> candidates = m_unpacked;
+        if (!live_probe) {
+            candidates.insert(m_plan.movable.begin(), m_plan.movable.end());
+        }
+        for (const auto& hex : candidates) {
+            if (before.count(hex) == 0) {
+                sources.movable.insert(hex);
             }
         }
         return sources;

@@ -5,6 +5,8 @@
 #include "venvtx/txn/drift.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/materialize.hpp"
+
+#include <sys/stat.h>
 #include "venvtx/txn/recover.hpp"
 
 namespace venvtx {
@@ -26,6 +28,12 @@ TransactionPlan inverse_of(const Context& context, Store& store, const Transacti
         entry.after = recorded.before;
         entry.owner = recorded.owner;
         plan.entries.push_back(std::move(entry));
+    }
+    // Renamed back only within one filesystem: across two, a move is a copy, not atomic.
+    struct stat venv_root {}, store_root {};
+    if (::stat(context.layout.root.c_str(), &venv_root) != 0 || ::stat(store.root().c_str(), &store_root) != 0 ||
+        venv_root.st_dev != store_root.st_dev) {
+        return plan;
     }
     std::set<std::string> loose;
     for (const auto& hex : objects_needed(plan.entries, Side::after)) {

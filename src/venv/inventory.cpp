@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <mutex>
+#include <system_error>
 #include <thread>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
@@ -66,9 +69,13 @@ std::optional<Metadata> read_metadata(const stdfs::path& path, const stdfs::path
     std::string rel = path.lexically_relative(root).string();
     if (key) {
         if (auto cached = facts->find(rel, "metadata", *key)) {
-            nlohmann::json json = nlohmann::json::parse(*cached);
-            return Metadata{json.at("name").get<std::string>(), json.at("version").get<std::string>(),
-                            json.at("requires").get<std::vector<std::string>>()};
+            try {
+                nlohmann::json json = nlohmann::json::parse(*cached);
+                return Metadata{json.at("name").get<std::string>(), json.at("version").get<std::string>(),
+                                json.at("requires").get<std::vector<std::string>>()};
+            } catch (const nlohmann::json::exception&) {
+                // Another version's row, or a damaged one: read the file.
+            }
         }
     }
     auto text = read_text(path);
@@ -78,7 +85,11 @@ std::optional<Metadata> read_metadata(const stdfs::path& path, const stdfs::path
     Metadata metadata = parse_metadata(*text);
     if (key) {
         nlohmann::json json = {{"name", metadata.name}, {"version", metadata.version}, {"requires", metadata.requires_dist}};
-        facts->keep(rel, "metadata", *key, json.dump());
+        try {
+            facts->keep(rel, "metadata", *key, json.dump());
+        } catch (const nlohmann::json::exception&) {
+            // Not UTF-8: not kept, read again next time.
+        }
     }
     return metadata;
 }
@@ -129,19 +140,33 @@ void read_record(Distribution& dist) {
 // The RECORDs, read and parsed on every core (a torch venv lists 50,000 files).
 void read_records(std::vector<Distribution>& dists) {
     std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
     auto work = [&] {
         for (size_t i = next++; i < dists.size(); i = next++) {
-            read_record(dists[i]);
+            try {
+                read_record(dists[i]);
+            } catch (...) { // raised here, after the join
+                std::lock_guard<std::mutex> guard(failure_mutex);
+                failure = std::current_exception();
+            }
         }
     };
     std::vector<std::thread> threads;
     size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
-    for (size_t i = 1; i < std::min(workers, dists.size()); ++i) {
-        threads.emplace_back(work);
+    try {
+        for (size_t i = 1; i < std::min(workers, dists.size()); ++i) {
+            threads.emplace_back(work);
+        }
+    } catch (const std::system_error&) {
+        // Fewer threads: this one does the rest.
     }
     work();
     for (auto& thread : threads) {
         thread.join();
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
     }
 }
 

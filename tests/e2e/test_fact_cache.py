@@ -5,6 +5,7 @@ size and mtime do not show (same size, mtime set back; or another inode renamed 
 checks that the plan or the restore sees the change."""
 import os
 import sqlite3
+import subprocess
 import time
 import unittest
 
@@ -99,6 +100,33 @@ class SharedObjectFacts(FactCacheCase):
         self.assertEqual(self.facts()[self.rel(cuda)][2], os.stat(cuda).st_ctime_ns)
 
 
+    def test_a_library_whose_names_are_not_utf8_is_planned_every_time(self):
+        source = os.path.join(self.tmp, "odd.c")
+        with open(source, "w") as f:
+            f.write("int odd(void) { return 1; }\n")
+        odd = os.path.join(self.site, "nvidia", "nccl", "lib", "libodd.so")
+        subprocess.run([b"cc", b"-shared", b"-fPIC", b"-o", odd.encode(), source.encode(), b"-Wl,-soname,lib\xff\xfe.so"],
+                       check=True)
+        os.utime(odd, (time.time() - 10, time.time() - 10))
+        record = next(os.path.join(self.site, d, "RECORD") for d in os.listdir(self.site)
+                      if d.startswith("nvidia_nccl_cu13-") and d.endswith(".dist-info"))
+        with open(record, "a") as f:
+            f.write("nvidia/nccl/lib/libodd.so,,\n")
+        time.sleep(SETTLE_S)
+        for _ in range(2):
+            proc = self.venvtx("remove", "nvidia-nccl-cu13", "--dry-run")
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertNotIn(self.rel(odd), self.facts())
+
+    def test_facts_of_files_that_are_gone_are_forgotten(self):
+        self.consumers_of_lost("nvidia-nccl-cu13")
+        nccl = os.path.join(self.site, "nvidia", "nccl", "lib", "libnccl.so.2")
+        self.assertIn(self.rel(nccl), self.facts())
+        self.assertEqual(self.venvtx("remove", "nvidia-nccl-cu13").returncode, 0)
+        self.consumers_of_lost("sglang")
+        self.assertNotIn(self.rel(nccl), self.facts())
+
+
 class MetadataFacts(FactCacheCase):
     def cached_first(self):
         self.assertIn("sglang", self.broken_by("torch"))
@@ -158,6 +186,16 @@ class ObjectKeys(FactCacheCase):
         proc = self.venvtx("rollback")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertTreeEqual(self.before, tree_hash(self.venv))
+
+    def test_a_rollback_whose_probe_deletes_a_file_and_fails_keeps_the_store_whole(self):
+        self.removed_with_objects()
+        probe = "import os, sglang.srt.server as s, sys; os.unlink(s.__file__); sys.exit('the probe fails')"
+        proc = self.venvtx("rollback", "--no-baseline", "--probe", probe)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        proc = self.venvtx("rollback")  # the removal's bytes are all still stored
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertTreeEqual(self.before, tree_hash(self.venv))
+        self.assertEqual(self.venvtx("verify").returncode, 0)
 
     def test_an_untouched_rollback_puts_the_very_inodes_back(self):
         server = os.path.join(self.site, "sglang", "srt", "server.py")

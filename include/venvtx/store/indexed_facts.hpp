@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace venvtx {
 
@@ -22,7 +24,8 @@ public:
     std::optional<std::string> find(const std::string& path, const std::string& kind,
                                     const InodeKey& key) const override;
     void keep(const std::string& path, const std::string& kind, const InodeKey& key, std::string facts) override;
-    // Writes what was kept since the last save, in one SQL transaction. Throws on an SQLite error.
+    // Writes what was kept since the last save and forgets rows nobody asked for (their files
+    // are gone: a plan asks for every one), in one SQL transaction. Throws on an SQLite error.
     void save();
 
 private:
@@ -34,6 +37,7 @@ private:
     Store* m_store;
     std::unordered_map<std::string, Row> m_rows;
     std::map<std::string, Row> m_new;
+    mutable std::unordered_set<std::string> m_asked;
 };
 
 } // namespace venvtx
