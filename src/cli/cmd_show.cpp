@@ -60,9 +60,9 @@ Command register_show(CLI::App& parent) {
                     out.verdict(transaction_details(*record, entries));
                     if (!objects.empty() && record->undone_by && held < objects.size()) {
                         // A rollback renamed them back into the venv (zero copy): nothing left to store.
-                        out.say("stored: " + std::to_string(held) + " of its " + std::to_string(objects.size()) +
-                                " object(s); tx " + std::to_string(*record->undone_by) +
-                                " moved the others back into the venv when it undid it");
+                        out.say("stored: " + (held == 0 ? std::string("none") : std::to_string(held)) + " of its " +
+                                std::to_string(objects.size()) + " object(s); tx " + std::to_string(*record->undone_by) +
+                                " moved " + (held == 0 ? "them" : "the others") + " back into the venv when it undid it");
                     } else if (!objects.empty()) {
                         out.say("stored: " + std::to_string(objects.size()) + " object(s) to undo it, " +
                                 std::to_string(loose) + " loose, " + std::to_string(packed.size()) + " packed in " +

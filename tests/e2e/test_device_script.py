@@ -24,6 +24,9 @@ class DeviceScriptOnCpu(VenvTestCase):
         self.assertRegex(table, r"kept +nvidia-cusparselt-cu13 +with it removed, the probe failed: ImportError")
         self.assertRegex(table, r"rollback\s+exit 0 .*byte-identical: yes")
         self.assertRegex(table, r"venvtx/pip = [0-9.]+x")
+        self.assertRegex(table, r"remove torch \(no probe\)\s+exit 0/0 .*: [0-9.]+x \(goal 0.6x\)")
+        self.assertRegex(table, r"rollback of torch vs pip install\s+exit 0/0 .*: [0-9.]+x \(goal 0.3x\); byte-identical: yes")
+        self.assertRegex(table, r"warm plan: remove sglang flash-attn\s+exit 0 ")
         self.assertTrue(os.path.exists(os.path.join(out, "table.txt")))
         with open(os.path.join(out, "3-remove.txt")) as f:
             self.assertIn("ImportError", f.read())
