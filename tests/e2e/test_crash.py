@@ -175,11 +175,6 @@ class CommandSweep(SweepCase):
             proc = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(point)))
             self.assertEqual(proc.returncode, KILLED, "step %d of %d" % (point, steps))
             self.assertEqual(self.venvtx("recover").returncode, 0)
-            if verify_after:
-                verified = self.venvtx("verify")
-                if verified.returncode != 0:
-                    mismatches.append((points, "verify", verified.stdout[-300:]))
-                    continue
             tree = tree_hash(self.venv)
             state = self.final_state()
             ok = (tree == before and state in ("rolled_back", None)) or (tree == after and state == "committed")
