@@ -69,6 +69,13 @@ TEST_SUITE("PathResolver") {
                   std::optional<std::string>(k_site + "/pkg/not-yet.py"));
             CHECK(resolver.resolve(site, "pkg/./sub/../mod.py", "victim") ==
                   std::optional<std::string>(k_site + "/pkg/mod.py"));
+            // Not plain (an empty component): joined the long way, to the same answer.
+            CHECK(resolver.resolve(site, "pkg//mod.py", "victim") == std::optional<std::string>(k_site + "/pkg/mod.py"));
+        }
+
+        SUBCASE("a path that names no file is refused") {
+            CHECK(error_code_of(resolver, site, "pkg/") == k_usage);
+            CHECK(error_code_of(resolver, site, "pkg/.") == k_usage);
         }
 
         SUBCASE("'..' that stays inside the venv is fine") {
