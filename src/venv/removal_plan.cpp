@@ -206,11 +206,8 @@ private:
         if (found != m_listing_cache.end()) {
             return found->second;
         }
-        std::vector<std::string> names;
-        std::error_code ec;
-        for (const auto& entry : stdfs::directory_iterator(m_layout.root / rel, ec)) {
-            names.push_back(entry.path().filename().string());
-        }
+        // Reached without following symlinks, as every other lookup of the plan.
+        std::vector<std::string> names = Confinement::instance().names_in(m_layout.root / rel);
         std::sort(names.begin(), names.end());
         return m_listing_cache.emplace(rel.string(), std::move(names)).first->second;
     }
