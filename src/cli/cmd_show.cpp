@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/store/packs.hpp"
+#include "venvtx/store/pending_captures.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/report.hpp"
 
@@ -44,8 +45,9 @@ Command register_show(CLI::App& parent) {
                         packs.insert(packed[hex]);
                     }
                 }
+                std::size_t unhashed = pending_of(store.db(), *id).size();
                 nlohmann::json stored = {{"objects", objects.size()}, {"loose", loose}, {"packed", packed.size()},
-                                         {"packs", packs.size()}};
+                                         {"packs", packs.size()}, {"unhashed", unhashed}};
                 if (out.json()) {
                     nlohmann::json json = transaction_json(*record);
                     json["stored"] = stored;
@@ -58,7 +60,15 @@ Command register_show(CLI::App& parent) {
                     out.document(json.dump(2));
                 } else {
                     out.verdict(transaction_details(*record, entries));
-                    if (!objects.empty() && record->undone_by && held < objects.size()) {
+                    if (unhashed > 0) {
+                        out.say("stored: " + std::to_string(unhashed) + " removed file(s) kept as they were moved, not "
+                                "hashed yet (a rollback renames them back; `venvtx gc` stores them as objects)" +
+                                (objects.empty() ? std::string() : ", and " + std::to_string(objects.size()) + " object(s)"));
+                    } else if (objects.empty() && record->undone_by && record->kind == "remove" &&
+                               record->files.removed > 0) {
+                        out.say("stored: nothing; tx " + std::to_string(*record->undone_by) +
+                                " renamed its removed files back into the venv when it undid it");
+                    } else if (!objects.empty() && record->undone_by && held < objects.size()) {
                         // A rollback renamed them back into the venv (zero copy): nothing left to store.
                         out.say("stored: " + (held == 0 ? std::string("none") : std::to_string(held)) + " of its " +
                                 std::to_string(objects.size()) + " object(s); tx " + std::to_string(*record->undone_by) +

@@ -26,6 +26,7 @@ Command register_verify(CLI::App& parent) {
                     }
                     out.document(nlohmann::json({{"objects_checked", report.objects_checked},
                                                  {"packed_checked", report.packed_checked},
+                                                 {"pending_checked", report.pending_checked},
                                                  {"files_checked", report.files_checked},
                                                  {"problems", problems}})
                                      .dump(2));
@@ -36,7 +37,8 @@ Command register_verify(CLI::App& parent) {
                     }
                     out.verdict(std::string(report.problems.empty() ? "ok" : "PROBLEMS") + ": " +
                                 std::to_string(report.objects_checked) + " store objects, " +
-                                std::to_string(report.packed_checked) + " packed objects and " +
+                                std::to_string(report.packed_checked) + " packed objects, " +
+                                std::to_string(report.pending_checked) + " unhashed removed files and " +
                                 std::to_string(report.files_checked) + " venv files checked, " +
                                 std::to_string(report.problems.size()) + " problem(s)");
                 }

@@ -80,6 +80,25 @@ int open_no_symlinks(int root, const std::string& rel, int flags) {
     return walk_nofollow(root, rel, flags);
 }
 
+// An absolute path with no empty, "." or ".." component and no trailing slash: already in the
+// form lexically_normal() gives, so it can be split as a string.
+bool is_plain_absolute(const std::string& text) {
+    if (text.size() < 2 || text.front() != '/' || text.back() == '/') {
+        return false;
+    }
+    for (std::size_t start = 1; start <= text.size();) {
+        std::size_t end = text.find('/', start);
+        end = end == std::string::npos ? text.size() : end;
+        std::size_t length = end - start;
+        if (length == 0 || (length == 1 && text[start] == '.') ||
+            (length == 2 && text[start] == '.' && text[start + 1] == '.')) {
+            return false;
+        }
+        start = end + 1;
+    }
+    return true;
+}
+
 } // namespace
 
 Confinement& Confinement::instance() {
@@ -99,6 +118,16 @@ void Confinement::set_roots(std::vector<stdfs::path> roots) {
         return a.native().size() < b.native().size();
     });
     m_roots = std::move(roots);
+    // Each root is the user's own path, reached as given: opened once here (one that does not
+    // exist yet, such as a store still to be made, is opened on each use).
+    m_root_fds.clear();
+    for (const auto& root : m_roots) {
+        m_root_fds.emplace_back(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    }
+}
+
+void Confinement::reopen_roots() {
+    set_roots(m_roots);
 }
 
 void Confinement::add_root(const stdfs::path& root) {
@@ -107,28 +136,33 @@ void Confinement::add_root(const stdfs::path& root) {
     set_roots(std::move(roots));
 }
 
-bool Confinement::split(const stdfs::path& path, stdfs::path& root, std::string& rel) const {
-    stdfs::path normal = path.lexically_normal();
-    for (const auto& part : normal) {
-        if (part == "..") {
-            return false;
+bool Confinement::split(const stdfs::path& path, std::size_t& root_index, std::string& rel) const {
+    std::string text;
+    if (is_plain_absolute(path.native())) {
+        text = path.native();
+    } else {
+        stdfs::path normal = path.lexically_normal();
+        for (const auto& part : normal) {
+            if (part == "..") {
+                return false;
+            }
+        }
+        text = normal.string();
+        while (text.size() > 1 && text.back() == '/') {
+            text.pop_back();
         }
     }
-    std::string text = normal.string();
-    while (text.size() > 1 && text.back() == '/') {
-        text.pop_back();
-    }
-    for (const auto& candidate : m_roots) {
-        const std::string& base = candidate.native();
+    for (std::size_t i = 0; i < m_roots.size(); ++i) {
+        const std::string& base = m_roots[i].native();
         if (text == base) {
-            root = candidate;
+            root_index = i;
             rel.clear();
             return true;
         }
-        std::string prefix = base == "/" ? base : base + "/";
-        if (text.compare(0, prefix.size(), prefix) == 0) {
-            root = candidate;
-            rel = text.substr(prefix.size());
+        if (text.size() > base.size() && text.compare(0, base.size(), base) == 0 &&
+            (base == "/" || text[base.size()] == '/')) {
+            root_index = i;
+            rel = text.substr(base == "/" ? 1 : base.size() + 1);
             return true;
         }
     }
@@ -136,30 +170,35 @@ bool Confinement::split(const stdfs::path& path, stdfs::path& root, std::string&
 }
 
 bool Confinement::contains(const stdfs::path& path) const {
-    stdfs::path root;
+    std::size_t root = 0;
     std::string rel;
     return split(path, root, rel);
 }
 
-UniqueFd Confinement::open_beneath(const stdfs::path& root, const std::string& rel) const {
-    // The root itself is the user's own path (--venv, --store): reached as given.
-    UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!root_fd.valid()) {
-        return UniqueFd();
+UniqueFd Confinement::open_beneath(std::size_t root, const std::string& rel, int flags) const {
+    UniqueFd opened;
+    int root_fd = m_root_fds[root].get();
+    if (root_fd < 0) {
+        opened = UniqueFd(::open(m_roots[root].c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!opened.valid()) {
+            return UniqueFd();
+        }
+        root_fd = opened.get();
     }
-    return UniqueFd(open_no_symlinks(root_fd.get(), rel, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    return UniqueFd(open_no_symlinks(root_fd, rel, flags));
 }
 
 ParentDir Confinement::open_parent(const stdfs::path& path) const {
-    stdfs::path root;
+    std::size_t root = 0;
     std::string rel;
     if (!split(path, root, rel) || rel.empty()) {
         refuse_outside(path);
     }
-    stdfs::path relative(rel);
+    std::size_t slash = rel.rfind('/');
     ParentDir parent;
-    parent.leaf = relative.filename().string();
-    parent.dir = open_beneath(root, relative.parent_path().string());
+    parent.leaf = slash == std::string::npos ? rel : rel.substr(slash + 1);
+    parent.dir = open_beneath(root, slash == std::string::npos ? std::string() : rel.substr(0, slash),
+                              O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (!parent.dir.valid()) {
         refuse(path, errno);
     }
@@ -167,15 +206,12 @@ ParentDir Confinement::open_parent(const stdfs::path& path) const {
 }
 
 UniqueFd Confinement::open_dir(const stdfs::path& path) const {
-    stdfs::path root;
+    std::size_t root = 0;
     std::string rel;
     if (!split(path, root, rel)) {
         refuse_outside(path);
     }
-    UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    UniqueFd dir(root_fd.valid()
-                     ? open_no_symlinks(root_fd.get(), rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                     : -1);
+    UniqueFd dir = open_beneath(root, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (!dir.valid()) {
         refuse(path, errno);
     }
@@ -183,17 +219,19 @@ UniqueFd Confinement::open_dir(const stdfs::path& path) const {
 }
 
 bool Confinement::stat_node(const stdfs::path& path, struct stat& st) const {
-    stdfs::path root;
+    std::size_t root = 0;
     std::string rel;
     if (!split(path, root, rel) || rel.empty()) {
         return ::lstat(path.c_str(), &st) == 0;
     }
-    stdfs::path relative(rel);
-    UniqueFd dir = open_beneath(root, relative.parent_path().string());
+    std::size_t slash = rel.rfind('/');
+    UniqueFd dir = open_beneath(root, slash == std::string::npos ? std::string() : rel.substr(0, slash),
+                                O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (!dir.valid()) {
         return false;
     }
-    return ::fstatat(dir.get(), relative.filename().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    const char* leaf = rel.c_str() + (slash == std::string::npos ? 0 : slash + 1);
+    return ::fstatat(dir.get(), leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 std::vector<std::string> Confinement::names_in(const std::filesystem::path& dir) const {

@@ -176,6 +176,7 @@ void enter_overlay_view(const PreviewArea& area, const std::filesystem::path& ve
     if (have_cwd && ::chdir(cwd) != 0) { // re-entered: a cwd inside the venv now sees the overlay
         ::chdir("/");
     }
+    Confinement::instance().reopen_roots(); // so does every path venvtx resolves from now on
 }
 
 } // namespace venvtx

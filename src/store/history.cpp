@@ -171,6 +171,16 @@ void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const 
         forget.bind(1, hex).run();
     }
     if (undoes) {
+        forget_pending(m_db, *undoes);
+        // What this redo captured is what the redone transaction's before-states were.
+        m_db.prepare("UPDATE entries SET before_object = (SELECT r.before_object FROM entries r WHERE r.tx_id = ?1 "
+                     "AND r.path = entries.path AND r.before_type = 'file' AND r.before_size = entries.before_size) "
+                     "WHERE before_type = 'file' AND before_object IS NULL AND tx_id = "
+                     "(SELECT t.undoes FROM transactions t JOIN transactions r ON r.id = t.undoes "
+                     "WHERE t.id = ?2 AND t.kind = 'rollback' AND r.kind = 'remove')")
+            .bind(1, id)
+            .bind(2, *undoes)
+            .run();
         // Undoing a rollback redoes what it had undone: that transaction is live again.
         m_db.prepare("UPDATE transactions SET state = 'committed', undone_by = NULL WHERE id = "
                      "(SELECT undoes FROM transactions WHERE id = ? AND kind = 'rollback')")
@@ -185,7 +195,8 @@ void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const 
 }
 
 void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
-                           const std::vector<std::pair<std::string, std::uint64_t>>& new_objects) {
+                           const std::vector<std::pair<std::string, std::uint64_t>>& new_objects,
+                           const std::vector<PendingCapture>& pending) {
     Progress::Phase phase("indexing captured files", entries.size(), "paths");
     SqlTransaction transaction(m_db);
     Statement object = m_db.prepare("INSERT OR IGNORE INTO objects (sha256, size, created_by) VALUES (?, ?, ?)");
@@ -205,6 +216,7 @@ void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
             .run();
         Progress::advance(1);
     }
+    insert_pending(m_db, pending);
     transaction.commit();
 }
 

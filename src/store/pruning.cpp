@@ -50,6 +50,10 @@ std::vector<std::string> prune_through(Database& db, std::int64_t last) {
                "('committed', 'undone', 'rolled_back', 'aborted')")
         .bind(1, last)
         .run();
+    // A pruned transaction's pending captures are never hashed: their staged files go with its staging.
+    db.prepare("DELETE FROM pending_captures WHERE entry_id IN (SELECT e.id FROM entries e JOIN transactions t ON "
+               "t.id = e.tx_id WHERE t.state = 'pruned')")
+        .run();
     std::vector<std::string> dropped;
     for (const auto& use : object_uses(db)) {
         if (use.newest_tx == 0) {

@@ -1,8 +1,9 @@
-// capture_by_rename: move, hash in parallel, adopt.
+// capture_by_rename: move, hash in parallel (or leave pending), adopt.
 #include "venvtx/txn/capture.hpp"
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/inode_key.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/txn/entry_order.hpp"
@@ -28,24 +29,53 @@ bool changes_leaf(const Entry& entry) {
 
 // A file with another name (a hard link from outside the venv) could be changed through that
 // name after the capture: the store keeps a copy of its own instead of sharing the inode.
-void keep_private(const stdfs::path& staged, mode_t mode) {
+// Returns the staged file's inode key.
+InodeKey keep_private(const stdfs::path& staged, mode_t mode) {
     struct stat st {};
-    if (!Confinement::instance().stat_node(staged, st) || st.st_nlink <= 1) {
-        return;
+    if (!Confinement::instance().stat_node(staged, st)) {
+        throw FsError("stat " + staged.string() + ": vanished from staging", ENOENT);
+    }
+    if (st.st_nlink <= 1) {
+        return inode_key_of(st);
     }
     stdfs::path copy = staged.string() + ".private";
     Fs::instance().copy_file(staged, copy, mode);
     Fs::instance().rename(copy, staged);
+    std::optional<InodeKey> key = inode_key(staged);
+    if (!key) {
+        throw FsError("stat " + staged.string() + ": vanished from staging", ENOENT);
+    }
+    return *key;
+}
+
+// A pending capture RECORD gives no hash for (bytecode, RECORD itself, a file whose size is not
+// RECORD's) is hashed now, in parallel: every pending file can then be checked by its content
+// once its inode key no longer matches. These are few and small beside a wheel's listed files.
+void hash_unlisted(const stdfs::path& staging, std::vector<PendingCapture>& pending) {
+    std::vector<PendingCapture*> unlisted;
+    std::vector<stdfs::path> paths;
+    for (auto& row : pending) {
+        if (row.content_hash.empty()) {
+            unlisted.push_back(&row);
+            paths.push_back(staging / std::to_string(row.entry_id));
+        }
+    }
+    std::vector<FileDigest> digests = sha256_files(paths);
+    for (std::size_t i = 0; i < unlisted.size(); ++i) {
+        unlisted[i]->content_hash = record_hash_from_hex(digests[i].hex);
+    }
 }
 
 } // namespace
 
 CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, History& history, std::int64_t tx,
-                                std::vector<Entry>& entries) {
+                                std::vector<Entry>& entries, CaptureHashing hashing,
+                                const std::unordered_map<std::string, std::string>& record_hashes) {
     Fs& fs = Fs::instance();
     stdfs::path staging = objects.staging_dir(tx);
     fs.mkdirs(staging);
     std::vector<Entry*> staged_files;
+    std::vector<PendingCapture> pending;
     Progress::Phase phase("capturing", entries.size(), "paths");
     for (auto& entry : entries) {
         Progress::advance(1);
@@ -63,8 +93,15 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
         }
         entry.progress = EntryProgress::captured;
         if (entry.before.type == NodeType::file) {
-            keep_private(staging / std::to_string(entry.id), entry.before.mode);
-            staged_files.push_back(&entry);
+            InodeKey key = keep_private(staging / std::to_string(entry.id), entry.before.mode);
+            if (hashing == CaptureHashing::deferred) {
+                entry.before.size = static_cast<std::uint64_t>(key.size); // as staged (it may have changed
+                entry.before.mtime_ns = key.mtime_ns;                     // since the plan looked)
+                auto listed = record_hashes.find(entry.path);
+                pending.push_back({entry.id, entry.path, key, listed == record_hashes.end() ? "" : listed->second});
+            } else {
+                staged_files.push_back(&entry);
+            }
         }
     }
     for (Entry* entry : dirs_deepest_first(entries)) {
@@ -79,6 +116,8 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
     }
     std::vector<FileDigest> digests = sha256_files(paths);
     CaptureResult result;
+    hash_unlisted(staging, pending);
+    result.pending = std::move(pending);
     std::set<std::string> seen;
     for (size_t i = 0; i < staged_files.size(); ++i) {
         staged_files[i]->before.object = digests[i].hex;
@@ -101,7 +140,8 @@ std::vector<std::string> adopt_captured(ObjectStore& objects, std::int64_t tx, c
     Progress::Phase phase("storing captured files", entries.size(), "paths");
     std::vector<std::string> adopted;
     for (const auto& entry : entries) {
-        if (entry.progress == EntryProgress::captured && entry.before.type == NodeType::file) {
+        if (entry.progress == EntryProgress::captured && entry.before.type == NodeType::file &&
+            !entry.before.object.empty()) { // a pending capture stays in staging
             objects.adopt(staging / std::to_string(entry.id), entry.before.object);
             adopted.push_back(entry.before.object);
         }

@@ -10,6 +10,7 @@
 #include "venvtx/txn/gc.hpp"
 #include "venvtx/txn/materialize.hpp"
 #include "venvtx/txn/report.hpp"
+#include "venvtx/txn/pending_check.hpp"
 
 #include <algorithm>
 #include <set>
@@ -58,6 +59,7 @@ public:
             std::set<std::string> unchanged = unchanged_objects(m_store, objects_needed(m_plan.entries, Side::after));
             sources.trusted.insert(unchanged.begin(), unchanged.end());
             verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, sources);
+            check_pending_sources();
         }
         {
             Progress::Phase phase("journaling");
@@ -125,6 +127,9 @@ private:
             Progress::Phase phase("committing");
             history.commit(m_tx, m_plan.undoes, m_moved_out);
             remove_staging();
+            if (!m_plan.pending.empty()) {
+                remove_staging(*m_plan.undoes); // emptied by the rename back
+            }
             collect_after_commit(m_context, m_store);
         }
         return {ExitCode::ok, history.find(m_tx)};
@@ -135,12 +140,13 @@ private:
             if (m_plan.apply) {
                 m_plan.apply(m_tx, m_plan, m_new_objects);
             } else {
+                CaptureHashing hashing = m_plan.kind == "remove" ? CaptureHashing::deferred : CaptureHashing::now;
                 CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_store.history(), m_tx,
-                                                           m_plan.entries);
+                                                           m_plan.entries, hashing, m_plan.record_hashes);
                 for (const auto& object : captured.new_objects) {
                     m_new_objects.insert(object.first);
                 }
-                m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects);
+                m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects, captured.pending);
                 record_object_keys(m_store, adopt_captured(m_store.objects(), m_tx, m_plan.entries));
                 MaterializeResult applied =
                     materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, after_sources());
@@ -175,12 +181,21 @@ private:
                 sources.staging_tx = m_tx;
                 sources.movable = m_new_objects;
                 sources.returnable = m_plan.movable;
+                // A rollback's: what it renamed in goes back to the removal's staging. Otherwise
+                // this removal's own: a file already back from staging is known by its inode.
+                bool own = m_plan.pending.empty();
+                sources.pending = own ? pending_sources_of(m_store, m_tx) : m_plan.pending;
                 // A packed before-image whose loose copy a movable after-state took: out of its pack again.
                 unpack_objects(m_store, objects_needed(m_plan.entries, Side::before), PackReading::tolerant);
                 MaterializeResult result =
                     materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
                 m_store.history().forget_objects(result.moved);
                 m_unrestored = result.unrestored;
+                if (own) {
+                    forget_restored(m_store, sources.pending, m_unrestored);
+                } else {
+                    rekey_returned(m_store, m_plan.pending, result.returned_pending);
+                }
             }
             for (const auto& path : m_plan.unrestorable) {
                 if (std::find(m_unrestored.begin(), m_unrestored.end(), path) == m_unrestored.end()) {
@@ -205,6 +220,7 @@ private:
     MaterializeSources after_sources() const {
         MaterializeSources sources;
         sources.layer = m_plan.layer;
+        sources.pending = m_plan.pending;
         // Unpacked objects move into place, except those a restore of this transaction would
         // put back too (an identical file at another path): those are copied.
         std::set<std::string> before = objects_needed(m_plan.entries, Side::before);
@@ -223,9 +239,26 @@ private:
         return sources;
     }
 
-    void remove_staging() {
+    // A pending capture's staged file must still be the inode the removal staged: a file
+    // changed or replaced in the store is never put back as if it were the captured one.
+    // Those that pass on another key (a copied store) get it recorded before anything moves: a
+    // restore of this rollback knows them by it.
+    void check_pending_sources() {
+        PendingCheck checked = check_pending(m_plan.pending);
+        if (!checked.unintact.empty()) {
+            const std::string& path = checked.unintact.front();
+            throw Error(ExitCode::verify_failed, "the stored copy of " + path + " (" +
+                                                     m_plan.pending.at(path).staged.string() +
+                                                     ") is gone or changed since it was captured: nothing was changed");
+        }
+        rekey_pending(m_store, m_plan.pending, checked.rekeyed);
+    }
+
+    void remove_staging() { remove_staging(m_tx); }
+
+    void remove_staging(std::int64_t tx) {
         try {
-            Fs::instance().rmdir(m_store.objects().staging_dir(m_tx));
+            Fs::instance().rmdir(m_store.objects().staging_dir(tx));
         } catch (const FsError&) {
             // Already gone, or still holding files a later `gc` will deal with.
         }

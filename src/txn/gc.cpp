@@ -6,9 +6,11 @@
 #include "venvtx/core/fs.hpp"
 #include "venvtx/preview/overlay_view.hpp"
 #include "venvtx/store/packs.hpp"
+#include "venvtx/store/pending_captures.hpp"
 #include "venvtx/store/pruning.hpp"
 #include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/report.hpp"
+#include "venvtx/txn/settle.hpp"
 
 #include <cerrno>
 #include <dirent.h>
@@ -86,6 +88,7 @@ struct Collected {
     std::vector<std::string> objects;  // deleted (or, dry run, that would be)
     std::uint64_t object_bytes = 0;
     std::uint64_t other_bytes = 0;     // trash, staging of pruned transactions, stray files
+    std::vector<std::string> left_pending;  // pending captures not hashed: their staged file changed
 };
 
 class Collector {
@@ -93,8 +96,14 @@ public:
     Collector(Store& store, const RetentionPolicy& policy) : m_store(store), m_policy(policy) {}
 
     // `leftovers`: also trash, old staging, preview layers and unlisted object files.
-    Collected run(bool dry_run, bool leftovers) {
+    // `full` (`venvtx gc`, not the run after a commit): also what the transactions that stay left
+    // unhashed is stored as objects (before pruning: an object they share is not freed), and
+    // trash, old staging, preview layers and unlisted object files go.
+    Collected run(bool dry_run, bool full) {
         Database& db = m_store.db();
+        if (!dry_run && over_size_limit_with_pending()) {
+            m_result.left_pending = settle_pending_after(m_store, 0); // the size rule weighs objects
+        }
         std::int64_t point = prune_point(db, m_policy);
         for (const auto& age : transaction_ages(db)) {
             if (age.id <= point && age.finished) {
@@ -102,28 +111,46 @@ public:
             }
         }
         if (dry_run) {
-            plan_objects(point);
+            plan_objects(point, full ? pending_digests_after(m_store, point) : std::set<std::string>{});
             return m_result;
+        }
+        if (full) {
+            std::vector<std::string> left = settle_pending_after(m_store, point);
+            m_result.left_pending.insert(m_result.left_pending.end(), left.begin(), left.end());
         }
         std::map<std::string, std::uint64_t> sizes;
         for (const auto& use : object_uses(db)) {
             sizes[use.hex] = use.size;
         }
+        std::vector<std::int64_t> unhashed = transactions_with_pending(db);
         m_result.objects = point > 0 ? prune_through(db, point) : std::vector<std::string>{};
         for (const auto& hex : m_result.objects) {
             m_result.object_bytes += sizes[hex];
         }
         delete_doomed_objects(m_store);
-        if (leftovers) {
+        for (std::int64_t id : unhashed) { // the pending captures of a transaction just pruned
+            if (id <= point && !full) {    // (a full gc removes every pruned staging below)
+                remove(m_store.objects().staging_dir(id), true);
+            }
+        }
+        if (full) {
             collect_leftovers();
         }
         return m_result;
     }
 
 private:
-    void plan_objects(std::int64_t point) {
+    bool over_size_limit_with_pending() {
+        if (!m_policy.max_bytes) {
+            return false;
+        }
+        PendingTotals pending = pending_totals(m_store.db());
+        return pending.files > 0 && store_totals(m_store.db()).bytes + pending.bytes > *m_policy.max_bytes;
+    }
+
+    void plan_objects(std::int64_t point, const std::set<std::string>& settled_later) {
         for (const auto& use : object_uses(m_store.db())) {
-            if (use.newest_tx <= point) {
+            if (use.newest_tx <= point && settled_later.count(use.hex) == 0) {
                 m_result.objects.push_back(use.hex);
                 m_result.object_bytes += use.size;
             }
@@ -236,6 +263,11 @@ std::string describe_store(Store& store) {
         packed = ", " + std::to_string(members) + " of them packed (" + human_bytes(bytes) + " in " +
                  std::to_string(packs.size()) + " pack" + (packs.size() == 1 ? "" : "s") + ")";
     }
+    PendingTotals pending = pending_totals(store.db());
+    if (pending.files > 0) {
+        packed += ", and " + std::to_string(pending.files) + " removed file(s) (" + human_bytes(pending.bytes) +
+                  ") not hashed yet";
+    }
     return "store: " + human_bytes(totals.bytes) + " in " + std::to_string(totals.objects) + " object(s)" + packed +
            "; policy: " + describe_policy(load_policy(store.db()));
 }
@@ -259,6 +291,12 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
         context.out.say("policy: " + describe_policy(policy));
     }
     Collected collected = Collector(store, policy).run(options.dry_run, true);
+    const std::vector<std::string>& left_pending = collected.left_pending;
+    if (!left_pending.empty()) {
+        context.out.verdict("warning: " + std::to_string(left_pending.size()) + " captured file(s) changed in the "
+                            "store since their removal, e.g. " + left_pending.front() +
+                            ": not stored; `venvtx verify` lists them");
+    }
     PackingResult packing = pack_cold_objects(store, options.loose_last, options.dry_run);
     StoreTotals totals = store_totals(store.db());
     std::string verb = options.dry_run ? "would prune " : "pruned ";
@@ -311,6 +349,10 @@ void collect_after_commit(const Context& context, Store& store) {
         }
         Collected collected = Collector(store, policy).run(false, false);
         delete_dead_packs(store); // pruning may have left packs nothing needs
+        if (!collected.left_pending.empty()) {
+            context.out.verdict("warning: " + std::to_string(collected.left_pending.size()) +
+                                " captured file(s) changed in the store since their removal; run `venvtx verify`");
+        }
         if (!collected.pruned.empty()) {
             context.out.debug("retention: pruned " + id_range(collected.pruned) + ", freed " +
                               human_bytes(collected.object_bytes));

@@ -61,6 +61,10 @@ bool is_state(const stdfs::path& path, const NodeState& current, const NodeState
     return false;
 }
 
+bool same_inode(const struct stat& st, const InodeKey& key) {
+    return static_cast<std::int64_t>(st.st_dev) == key.dev && static_cast<std::int64_t>(st.st_ino) == key.ino;
+}
+
 struct PlacedInode {
     ino_t ino;
     std::int64_t ctime_ns;
@@ -121,7 +125,8 @@ public:
         }
         Progress::Phase checking("checking", m_entries.size(), "paths");
         check_all();
-        return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end()), m_returned};
+        return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end()), m_returned,
+                m_returned_pending};
     }
 
 private:
@@ -138,7 +143,8 @@ private:
         } catch (const FsError& error) {
             m_unrestored.insert(entry.path);
             int err = error.errno_value();
-            bool blocked = err == ELOOP || err == ENOTDIR || err == EXDEV || err == EPERM || below_unrestored(entry.path);
+            bool blocked = err == ELOOP || err == ENOTDIR || err == EXDEV || err == EPERM || err == EEXIST ||
+                           below_unrestored(entry.path);
             if (!blocked && !m_io_error) {
                 m_io_error = error;
             }
@@ -159,6 +165,13 @@ private:
         const NodeState& target = target_of(entry, m_side);
         const NodeState& other = m_side == Side::before ? entry.after : entry.before;
         stdfs::path path = m_layout.root / entry.path;
+        if (not_the_pending_file(entry, current, other)) {
+            m_unrestored.insert(entry.path);
+            return true;
+        }
+        if (is_the_pending_file(entry, current, target)) {
+            return false; // already back (a restore that was cut short renamed it)
+        }
         if (m_sources.owns_every_node || current.type == NodeType::absent || is_state(path, current, other)) {
             return false; // nothing there (a capture moved it away), or what the transaction left
         }
@@ -170,6 +183,28 @@ private:
         }
         m_unrestored.insert(entry.path);
         return true;
+    }
+
+    // Where the other side is a pending capture, only its very inode is the transaction's own:
+    // size and mtime cannot tell it from a file put there since.
+    bool not_the_pending_file(const Entry& entry, const NodeState& current, const NodeState& other) {
+        return pending_state(entry, current, other) && !is_pending_inode(entry);
+    }
+
+    // `state` is a pending capture (a file known by no hash) and `current` a file at its path.
+    bool pending_state(const Entry& entry, const NodeState& current, const NodeState& state) const {
+        return current.type == NodeType::file && state.type == NodeType::file && state.object.empty() &&
+               m_sources.pending.count(entry.path) != 0;
+    }
+
+    bool is_the_pending_file(const Entry& entry, const NodeState& current, const NodeState& target) {
+        return pending_state(entry, current, target) && is_pending_inode(entry);
+    }
+
+    bool is_pending_inode(const Entry& entry) const {
+        struct stat st {};
+        return Confinement::instance().stat_node(m_layout.root / entry.path, st) &&
+               same_inode(st, m_sources.pending.at(entry.path).row.key);
     }
 
     void remove_dir(const Entry& entry) {
@@ -225,6 +260,13 @@ private:
             consume_use(target.object);
             return;
         }
+        if (is_the_pending_file(entry, current, target)) {
+            fix_attributes(path, target); // renamed back by a restore that was cut short
+            if (auto placed = inode_of(path)) {
+                m_placed[entry.path] = *placed;
+            }
+            return;
+        }
         if (return_to_store(entry, current)) {
             current = NodeState{}; // set aside first: the target must not be renamed over it
         }
@@ -256,6 +298,15 @@ private:
             stdfs::path temporary = temporary_path_for(path, entry.id);
             fs.mkfifo(temporary, target.mode);
             fs.rename(temporary, path);
+            return;
+        }
+        auto pending = m_sources.pending.find(entry.path);
+        if (pending != m_sources.pending.end() && target.type == NodeType::file && target.object.empty()) {
+            fs.move(pending->second.staged, path, target.mode); // the removal's very inode, never hashed
+            fix_attributes(path, target);
+            if (auto placed = inode_of(path)) {
+                m_placed[entry.path] = *placed;
+            }
             return;
         }
         stdfs::path staged = m_objects.staging_dir(m_sources.staging_tx) / std::to_string(entry.id);
@@ -292,6 +343,10 @@ private:
     // (a rename over it, or an unlink, would lose it). False when it is not such a file.
     bool return_to_store(const Entry& entry, const NodeState& current) {
         const NodeState& other = m_side == Side::before ? entry.after : entry.before;
+        auto pending = m_sources.pending.find(entry.path);
+        if (pending != m_sources.pending.end() && other.type == NodeType::file && other.object.empty()) {
+            return return_to_staging(entry, current, pending->second);
+        }
         if (current.type != NodeType::file || other.type != NodeType::file ||
             m_sources.returnable.count(other.object) == 0 || m_objects.has(other.object)) {
             return false;
@@ -305,6 +360,25 @@ private:
         Fs::instance().move(path, stored, 0444);
         Fs::instance().chmod(stored, 0444);
         m_returned.push_back(other.object);
+        return true;
+    }
+
+    // A pending capture a rollback renamed into place goes back to the removal's staging area
+    // (the same inode: whatever it holds now, it is the only copy). False for anything else;
+    // EEXIST (the path stays, reported) when something took its name in staging.
+    bool return_to_staging(const Entry& entry, const NodeState& current, const PendingSource& source) {
+        stdfs::path path = m_layout.root / entry.path;
+        struct stat st {};
+        if (current.type != NodeType::file || !Confinement::instance().stat_node(path, st) ||
+            !same_inode(st, source.row.key)) {
+            return false;
+        }
+        if (observe_node(source.staged).type != NodeType::absent) {
+            throw FsError(source.staged.string() + ": taken; the only copy of " + entry.path + " stays in the venv",
+                          EEXIST);
+        }
+        Fs::instance().move(path, source.staged, current.mode);
+        m_returned_pending.push_back(entry.path);
         return true;
     }
 
@@ -353,6 +427,7 @@ private:
     std::map<std::string, int> m_remaining_uses;
     std::vector<std::string> m_moved;
     std::vector<std::string> m_returned;
+    std::vector<std::string> m_returned_pending;
     std::set<std::string> m_unrestored;
     std::optional<FsError> m_io_error;
     std::map<std::string, PlacedInode> m_placed;
@@ -383,12 +458,13 @@ void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>&
         Progress::advance(1);
         const NodeState& target = target_of(entry, side);
         bool layered = !sources.layer.empty() && observe_node(sources.layer / entry.path).type == NodeType::file;
-        if (target.type != NodeType::file || layered || sources.trusted.count(target.object) != 0 ||
+        bool pending = target.object.empty() && sources.pending.count(entry.path) != 0; // checked by key
+        if (target.type != NodeType::file || layered || pending || sources.trusted.count(target.object) != 0 ||
             !checked.insert(target.object).second) {
             continue;
         }
-        if (target.object.empty()) {
-            throw Error(ExitCode::internal, "no stored content for " + entry.path + ": cannot restore it");
+        if (target.object.empty()) { // e.g. a removal whose rollback renamed its files back, redone by hand
+            throw Error(ExitCode::verify_failed, "no stored content for " + entry.path + ": nothing was changed");
         }
         try {
             objects.verify(target.object);

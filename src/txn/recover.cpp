@@ -10,6 +10,8 @@
 #include "venvtx/txn/command_capture.hpp"
 #include "venvtx/txn/materialize.hpp"
 #include "venvtx/txn/report.hpp"
+#include "venvtx/txn/pending_check.hpp"
+#include "venvtx/txn/settle.hpp"
 
 #include <set>
 
@@ -70,9 +72,19 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
             sources.returnable.insert(hex); // a rollback may have moved it into place
         }
     }
+    std::optional<TransactionRecord> record = history.find(tx);
+    // A rollback's: what it renamed in goes back to the removal's staging; a removal's own: a
+    // file already back from staging is known by its inode.
+    bool own = !record || !record->undoes;
+    sources.pending = pending_sources_of(store, own ? tx : *record->undoes);
     // Left loose (recover may run again); a damaged pack only leaves its paths unrestored, named.
     unpack_objects(store, objects_needed(entries, Side::before), PackReading::tolerant);
     MaterializeResult result = materialize(context.layout, store.objects(), entries, Side::before, sources);
+    if (own) {
+        forget_restored(store, sources.pending, result.unrestored);
+    } else {
+        rekey_returned(store, sources.pending, result.returned_pending);
+    }
     if (result.unrestored.empty()) {
         result.moved.insert(result.moved.end(), unstored.begin(), unstored.end());
         Fs::instance().remove_tree(store.objects().staging_dir(tx));
@@ -96,6 +108,7 @@ std::vector<std::int64_t> recover_interrupted(const Context& context, Store& sto
         }
     }
     try { // garbage only: what stays is tried again next time
+        finish_settling(store);       // files a killed settle indexed but did not move
         delete_doomed_objects(store); // what a killed gc dropped from the index but not from disk
         delete_dead_packs(store);     // and a pack it wrote but never indexed
         remove_unpack_leftovers(store);

@@ -123,6 +123,9 @@ TransactionPlan removal_transaction(const RemovalPlan& removal) {
             entry.path = planned.path;
             entry.before = planned.state;
             entry.owner = planned.owner;
+            if (!planned.record_hash.empty()) {
+                plan.record_hashes[planned.path] = planned.record_hash;
+            }
             plan.entries.push_back(std::move(entry));
         }
     }

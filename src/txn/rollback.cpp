@@ -5,22 +5,47 @@
 #include "venvtx/txn/drift.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/materialize.hpp"
+#include "venvtx/txn/recover.hpp"
+#include "venvtx/txn/pending_check.hpp"
+#include "venvtx/txn/settle.hpp"
 
 #include <sys/stat.h>
-#include "venvtx/txn/recover.hpp"
 
 namespace venvtx {
 
 namespace {
 
+bool same_filesystem(const Context& context, Store& store) {
+    struct stat venv_root {}, store_root {};
+    return ::stat(context.layout.root.c_str(), &venv_root) == 0 && ::stat(store.root().c_str(), &store_root) == 0 &&
+           venv_root.st_dev == store_root.st_dev;
+}
+
+// The undone removal's pending captures, renamed back as they are where that is safe (one
+// filesystem, and no probe on the live venv that could change or delete the only copy);
+// otherwise hashed and stored first, so the rollback copies like any other.
+std::map<std::string, PendingSource> pending_sources(Store& store, std::int64_t undone, bool zero_copy) {
+    if (!zero_copy && !pending_of(store.db(), undone).empty()) {
+        std::vector<std::string> left = settle_pending(store, undone);
+        if (!left.empty()) {
+            throw Error(ExitCode::verify_failed, "the stored copy of " + left.front() + " is gone or changed since tx " +
+                                                     std::to_string(undone) + " captured it: nothing was changed");
+        }
+    }
+    return pending_sources_of(store, undone);
+}
+
 // The inverse of `undone`: every path goes from what it is now to what it was before `undone`.
-TransactionPlan inverse_of(const Context& context, Store& store, const TransactionRecord& undone) {
+TransactionPlan inverse_of(const Context& context, Store& store, const TransactionRecord& undone, bool live_probe) {
     TransactionPlan plan;
     plan.kind = "rollback";
     plan.undoes = undone.id;
     for (const auto& change : undone.packages) {
         plan.packages.push_back({change.name, change.after, change.before});
     }
+    // Renamed back only within one filesystem: across two, a move is a copy, not atomic.
+    bool same_fs = same_filesystem(context, store);
+    plan.pending = pending_sources(store, undone.id, same_fs && !live_probe);
     for (const auto& recorded : store.history().entries(undone.id)) {
         Entry entry;
         entry.path = recorded.path;
@@ -29,10 +54,7 @@ TransactionPlan inverse_of(const Context& context, Store& store, const Transacti
         entry.owner = recorded.owner;
         plan.entries.push_back(std::move(entry));
     }
-    // Renamed back only within one filesystem: across two, a move is a copy, not atomic.
-    struct stat venv_root {}, store_root {};
-    if (::stat(context.layout.root.c_str(), &venv_root) != 0 || ::stat(store.root().c_str(), &store_root) != 0 ||
-        venv_root.st_dev != store_root.st_dev) {
+    if (!same_fs) {
         return plan;
     }
     std::set<std::string> loose;
@@ -133,7 +155,8 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
         if (options.mutation.dry_run) {
             continue;
         }
-        outcome = run_transaction(context, options.mutation, store, inverse_of(context, store, record));
+        bool live_probe = !options.mutation.probe.code.empty();
+        outcome = run_transaction(context, options.mutation, store, inverse_of(context, store, record, live_probe));
         if (outcome.code != ExitCode::ok) {
             return outcome;
         }

@@ -3,6 +3,8 @@
 
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/store/packs.hpp"
+#include "venvtx/store/pending_captures.hpp"
+#include "venvtx/txn/pending_check.hpp"
 #include "venvtx/store/pruning.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/venv/inventory.hpp"
@@ -70,6 +72,22 @@ void check_strays(Store& store, std::set<std::string> indexed, VerifyReport& rep
     }
 }
 
+// A removal's unhashed captures: each staged file must still be the inode it recorded, or hash
+// to its RECORD's hash (they have no hash of their own until `gc` stores them).
+void check_pending(Store& store, VerifyReport& report) {
+    for (std::int64_t tx : transactions_with_pending(store.db())) {
+        std::map<std::string, PendingSource> sources = pending_sources_of(store, tx);
+        report.pending_checked += sources.size();
+        for (const auto& path : check_pending(sources).unintact) {
+            const PendingSource& source = sources.at(path);
+            report.problems.push_back({observe_node(source.staged).type == NodeType::absent ? "missing capture"
+                                                                                            : "changed capture",
+                                       source.staged.string(), "tx " + std::to_string(tx) + ": " + path,
+                                       "a removed file kept unhashed: a rollback would refuse it"});
+        }
+    }
+}
+
 void check_objects(const Context& context, const VerifyOptions& options, VerifyReport& report) {
     if (!Store::exists(context.store_root)) {
         return;
@@ -101,6 +119,7 @@ void check_objects(const Context& context, const VerifyOptions& options, VerifyR
     report.objects_checked = pending.size();
     check_all(pending, false, report);
     check_strays(store, indexed, report);
+    check_pending(store, report);
     PackCheck packs = verify_packs(store, options.sample_percent);
     report.packed_checked = static_cast<std::size_t>(packs.members_checked);
     for (const auto& problem : packs.problems) {

@@ -60,7 +60,7 @@ public:
                 m_plan.missing.push_back(entry.path); // its directory is gone: no resolved form
                 continue;
             }
-            add_path(*rel, dist.name, true);
+            add_path(*rel, dist.name, true, &entry);
         }
         add_tree(dist.dist_info, dist.name);
         for (const auto& script : dist.scripts) {
@@ -83,7 +83,7 @@ public:
     RemovalPlan& plan() { return m_plan; }
 
 private:
-    void add_path(const std::string& rel, const std::string& owner, bool listed) {
+    void add_path(const std::string& rel, const std::string& owner, bool listed, const RecordEntry* record = nullptr) {
         if (m_planned.count(rel) != 0) {
             return;
         }
@@ -103,7 +103,9 @@ private:
             return;
         }
         m_planned.insert(rel);
-        m_plan.files.push_back({rel, state, owner});
+        bool hash_fits = record && record->hash.rfind("sha256=", 0) == 0 && state.type == NodeType::file &&
+                         (!record->size || *record->size == state.size); // a size that differs: changed since
+        m_plan.files.push_back({rel, state, owner, hash_fits ? record->hash : std::string()});
     }
 
     // observe_node, with the last directory opened (confined) kept: RECORD lists a directory's
@@ -226,10 +228,15 @@ private:
     }
 
     void find_empty_dirs() {
+        std::unordered_map<std::string, std::string> owner_of_dir; // the owner of its first planned file
         for (const auto& planned : m_plan.files) {
-            for (stdfs::path dir = stdfs::path(planned.path).parent_path(); !dir.empty();
-                 dir = dir.parent_path()) {
-                m_dir_candidates.insert(dir.string());
+            for (std::size_t slash = planned.path.rfind('/'); slash != std::string::npos && slash > 0;
+                 slash = planned.path.rfind('/', slash - 1)) {
+                std::string dir = planned.path.substr(0, slash);
+                if (!owner_of_dir.try_emplace(dir, planned.owner).second) {
+                    break; // its parents were seen with it
+                }
+                m_dir_candidates.insert(std::move(dir));
             }
         }
         std::set<std::string> kept = protected_dirs();
@@ -258,18 +265,10 @@ private:
             }
             if (empty_after) {
                 removable.insert(dir);
-                m_plan.dirs.push_back({dir, state, owner_of_dir(dir)});
+                auto owner = owner_of_dir.find(dir);
+                m_plan.dirs.push_back({dir, state, owner == owner_of_dir.end() ? std::string() : owner->second, {}});
             }
         }
-    }
-
-    std::string owner_of_dir(const std::string& dir) const {
-        for (const auto& planned : m_plan.files) {
-            if (planned.path.compare(0, dir.size() + 1, dir + "/") == 0) {
-                return planned.owner;
-            }
-        }
-        return {};
     }
 
     const VenvLayout& m_layout;

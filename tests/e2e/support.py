@@ -159,3 +159,8 @@ class VenvTestCase(unittest.TestCase):
         objects = os.path.join(self.venv, ".venvtx", "objects")
         return sorted(os.path.join(d, f) for d, _, files in os.walk(objects) for f in files)
 
+    def stored_files(self):
+        """Objects, and the files removals left unhashed in staging (pending captures)."""
+        staging = os.path.join(self.venv, ".venvtx", "staging")
+        return self.object_files() + sorted(os.path.join(d, f) for d, _, files in os.walk(staging) for f in files)
+

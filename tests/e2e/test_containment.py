@@ -696,7 +696,7 @@ class TornHistory(ContainmentCase):
             if os.path.exists(index + suffix):
                 os.unlink(index + suffix)
         damage(index)
-        self.assertTrue(self.object_files())
+        self.assertTrue(self.stored_files())
         self.snapshot()
         damaged = os.path.join(self.tmp, "damaged")
         subprocess.run(["cp", "-a", self.venv, damaged], check=True, timeout=T)
@@ -1256,7 +1256,7 @@ class WatchedCommandEscapes(ContainmentCase):
         original = dict(self.before)
         first = self.venvtx("remove", "flash-attn", timeout=T)
         self.assertEqual(first.returncode, 0, self.verdict(first))
-        objects = self.object_files()
+        objects = self.stored_files()
         self.assertTrue(objects)
         self.snapshot()
         proc = self.watch(body, **paths)

@@ -107,12 +107,13 @@ class FailpointSweep(SweepCase):
     def test_multi_package_remove(self):
         template = self.prepare()
         self.sweep(template, ["remove", "sglang", "flash*", "--preview", "never", "--no-baseline", "--probe",
-                              "import torch"], 0, "committed")
+                              "import torch"], 0, "committed", verify_after=True)
 
     def test_remove_whose_probe_fails(self):
         template = self.prepare()
+        # verify_after: the removal's unhashed captures that went back leave no row behind
         self.sweep(template, ["remove", "nvidia-*-cu13", "--preview", "never", "--no-baseline", "--probe",
-                              "import torch"], 3, "rolled_back")
+                              "import torch"], 3, "rolled_back", verify_after=True)
 
     def test_rollback(self):
         template = self.prepare(["remove", "sglang", "flashinfer-python"])

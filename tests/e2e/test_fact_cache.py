@@ -157,6 +157,7 @@ class ObjectKeys(FactCacheCase):
     def removed_with_objects(self):
         self.before = tree_hash(self.venv)
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.assertEqual(self.venvtx("gc").returncode, 0)  # stores what the removal left unhashed
         db = sqlite3.connect(os.path.join(self.venv, ".venvtx", "index.sqlite"))
         try:
             hex, ino = db.execute("SELECT o.sha256, o.ino FROM objects o JOIN entries e ON e.before_object = o.sha256 "

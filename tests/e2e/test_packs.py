@@ -31,9 +31,10 @@ class PackCase(test_gc.GcCase):
 class PackedHistory(PackCase):
     def test_every_transaction_rolls_back_from_packs_byte_identically(self):
         history = self.use_history()
-        needed = self.needed_objects()
         doc = self.gc("--loose", "0")
         self.assertEqual(doc["pruned"], [])
+        needed = self.needed_objects()  # what the removals left unhashed is among them now
+        self.assertEqual(self.query("SELECT COUNT(*) FROM pending_captures"), [(0,)])
         self.assertEqual(doc["packed"]["objects"], len(needed))
         # Every needed object is a pack member with its bytes, and no loose copy is left.
         members = pack_members(self.store())
@@ -201,6 +202,8 @@ class PackEdges(PackCase):
 
     def test_a_rotted_loose_object_is_never_packed(self):
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.gc("--keep", "20")  # stores what the removal left unhashed; packs nothing yet (1 tx)
+        self.assertEqual(self.packed_rows(), {})
         victim = sorted(self.object_files())[0]
         os.chmod(victim, 0o644)
         with open(victim, "r+b") as f:

@@ -494,7 +494,7 @@ class PreviewedRun(PreviewCase):
         self.make_store()
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
         before = tree_hash(self.venv)
-        objects = sorted(self.object_files())
+        objects = sorted(self.stored_files())
         self.assertGreater(len(objects), 0)
         store = os.path.join(self.venv, ".venvtx")
         lock = os.path.join(self.venv, ".lock")
@@ -515,7 +515,7 @@ class PreviewedRun(PreviewCase):
         self.assertEqual(n, "0", "the store was visible inside the view")
         self.assertFalse(os.path.exists(os.path.join(store, "objects", "evil")))
         self.assertFalse(os.path.exists(os.path.join(store, "x")))
-        self.assertEqual(sorted(self.object_files()), objects)
+        self.assertEqual(sorted(self.stored_files()), objects)
         if lock_before is not None:
             lock_after = os.lstat(lock)
             self.assertEqual((lock_after.st_ino, lock_after.st_size), (lock_before.st_ino, lock_before.st_size))

@@ -47,6 +47,7 @@ class VerifyCase(VenvTestCase):
     def remove_sglang(self):
         proc = self.venvtx("remove", "sglang")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(self.venvtx("gc").returncode, 0)  # stores what the removal left unhashed
         objects = self.object_files()
         self.assertGreater(len(objects), 0, "remove stored no objects")
         return objects

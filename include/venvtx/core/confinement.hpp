@@ -28,6 +28,9 @@ class Confinement {
     void set_roots(std::vector<std::filesystem::path> roots);
     // One more root: a private directory venvtx made for itself (a what-if's layer).
     void add_root(const std::filesystem::path& root);
+    // Opens the roots again by path: after a mount over one of them (a preview's overlay), the
+    // descriptors opened before still lead to the directory beneath the mount.
+    void reopen_roots();
 
     // Whether `path` lies lexically beneath a root (".." components never do).
     bool contains(const std::filesystem::path& path) const;
@@ -43,12 +46,13 @@ class Confinement {
     bool stat_node(const std::filesystem::path& path, struct stat& st) const;
 
   private:
-    // The outermost root holding `path`, and `path` relative to it ("" for the root itself).
-    bool split(const std::filesystem::path& path, std::filesystem::path& root,
-               std::string& rel) const;
-    UniqueFd open_beneath(const std::filesystem::path& root, const std::string& rel) const;
+    // The outermost root holding `path` (its index), and `path` relative to it ("" for the
+    // root itself).
+    bool split(const std::filesystem::path& path, std::size_t& root, std::string& rel) const;
+    UniqueFd open_beneath(std::size_t root, const std::string& rel, int flags) const;
 
     std::vector<std::filesystem::path> m_roots;
+    std::vector<UniqueFd> m_root_fds;  // -1 where the root did not exist when it was set
 };
 
 } // namespace venvtx

@@ -4,6 +4,7 @@
 #include "venvtx/core/node_state.hpp"
 #include "venvtx/store/database.hpp"
 #include "venvtx/store/entry_progress.hpp"
+#include "venvtx/store/pending_captures.hpp"
 #include "venvtx/store/transaction_state.hpp"
 
 #include <cstdint>
@@ -82,12 +83,16 @@ public:
     void set_restored(std::int64_t id, const std::vector<std::string>& unrestored);
     // Marks `id` committed and, atomically with it, `undoes` (if any) undone by `id`; when
     // `undoes` was itself a rollback, the transaction it had undone is committed again (redo).
-    // `moved_out`: objects the transaction moved into the venv, no longer stored (forgotten).
+    // `moved_out`: objects the transaction moved into the venv, no longer stored (forgotten);
+    // so are the pending captures of `undoes` (a rollback renamed them back). A redo hashed
+    // what it captured: a redone transaction's before-states left unhashed take those hashes.
     void commit(std::int64_t id, std::optional<std::int64_t> undoes,
                 const std::vector<std::string>& moved_out = {});
-    // Stores the objects of `entries` (before/after) and their progress, in one SQL transaction.
+    // Stores the objects of `entries` (before/after), their progress and the captures left
+    // unhashed, in one SQL transaction.
     void save_entries(std::int64_t tx, const std::vector<Entry>& entries,
-                      const std::vector<std::pair<std::string, std::uint64_t>>& new_objects);
+                      const std::vector<std::pair<std::string, std::uint64_t>>& new_objects,
+                      const std::vector<PendingCapture>& pending = {});
     // Whether each commit waits for the disk (the default). Off, a commit is written (a killed
     // venvtx loses none of it) but not fsynced; the next commit with it on flushes it too.
     void sync_each_commit(bool sync);

@@ -4,8 +4,11 @@
 
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/context.hpp"
+#include "venvtx/txn/materialize.hpp"
 
 #include <functional>
+#include <map>
+#include <unordered_map>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,6 +48,12 @@ struct TransactionPlan {
     // place, not copied, and forgotten by the store once committed; a restore or `recover`
     // puts any it finds back under their object names.
     std::set<std::string> movable;
+    // A rollback of a removal whose captures are pending: by venv path, the staged files that
+    // are renamed into place (each checked by inode key before the journal is written).
+    std::map<std::string, PendingSource> pending;
+    // A removal's RECORD hashes by venv path (where RECORD's size is the file's): a pending
+    // capture's content hash, recorded without reading the file (see store/pending_captures.hpp).
+    std::unordered_map<std::string, std::string> record_hashes;
 };
 
 // Runs `plan` against the venv. The store must be open and locked by the caller. Returns exit

@@ -7,7 +7,10 @@
 #include "venvtx/store/object_store.hpp"
 #include "venvtx/venv/layout.hpp"
 
+#include "venvtx/store/pending_captures.hpp"
+
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +18,11 @@
 namespace venvtx {
 
 enum class Side { before, after };
+
+struct PendingSource {
+    std::filesystem::path staged;
+    PendingCapture row;  // its entry in the removal, inode key and RECORD hash
+};
 
 struct MaterializeSources {
     // Staging area of the transaction being undone: holds before-images not yet adopted.
@@ -36,6 +44,11 @@ struct MaterializeSources {
     // back under its object name instead of being deleted (a rollback that moved it into place
     // failed or was killed: it may be an older transaction's only copy).
     std::set<std::string> returnable;
+    // A rollback of a removal whose captures are pending (never hashed), by venv path: each
+    // file waits in the removal's staging area and is renamed into place (its inode key was
+    // checked before anything moved); found in the venv by a restore of that rollback, it is
+    // renamed back there instead of being deleted.
+    std::map<std::string, PendingSource> pending;
 };
 
 // What a materialize did: objects renamed back, and the paths it could not bring to their
@@ -44,6 +57,7 @@ struct MaterializeResult {
     std::vector<std::string> moved;
     std::vector<std::string> unrestored;
     std::vector<std::string> returned;  // placed objects moved back under their object names
+    std::vector<std::string> returned_pending;  // paths whose pending file went back to staging
 };
 
 // The temporary name a file or symlink is written under before it is renamed into place.

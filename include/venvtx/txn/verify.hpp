@@ -22,6 +22,7 @@ struct VerifyProblem {
 struct VerifyReport {
     std::size_t objects_checked = 0;  // loose
     std::size_t packed_checked = 0;   // pack members
+    std::size_t pending_checked = 0;  // removed files not hashed yet: checked by inode key
     std::size_t files_checked = 0;
     std::vector<VerifyProblem> problems;
 };

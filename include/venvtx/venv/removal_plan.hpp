@@ -19,6 +19,7 @@ struct PlannedPath {
     std::string path;   // venv-relative
     NodeState state;    // as observed when planning
     std::string owner;  // distribution name
+    std::string record_hash;  // RECORD's "sha256=..." for a listed file of the listed size, else empty
 };
 
 struct SharedFile {

@@ -1,0 +1,173 @@
+"""A removal's files wait unhashed in the store's staging area (pending captures, migration
+0009): nothing is read, a rollback renames the very inodes back, and `gc` hashes what stays into
+objects. Each test changes a staged file behind venvtx's back, or copies the store, or undoes with
+a probe, and checks that a changed capture is never put back and an intact one always is."""
+import os
+import sqlite3
+import subprocess
+import unittest
+
+from support import VENVTX, VenvTestCase, tree_hash
+
+SERVER = os.path.join("sglang", "srt", "server.py")  # listed in RECORD with its hash
+
+
+class PendingCase(VenvTestCase):
+    def query(self, sql, *params, venv=None):
+        db = sqlite3.connect(os.path.join(venv or self.venv, ".venvtx", "index.sqlite"))
+        try:
+            return db.execute(sql, params).fetchall()
+        finally:
+            db.close()
+
+    def pending_count(self):
+        return self.query("SELECT COUNT(*) FROM pending_captures")[0][0]
+
+    def staged(self, rel_in_site):
+        """The staged file of the removed file at site-packages/rel_in_site."""
+        (tx, entry), = self.query("SELECT e.tx_id, e.id FROM entries e JOIN pending_captures p ON p.entry_id = e.id "
+                                  "WHERE e.path LIKE ?", "%" + rel_in_site)
+        return os.path.join(self.venv, ".venvtx", "staging", str(tx), str(entry))
+
+    def staged_files(self):
+        staging = os.path.join(self.venv, ".venvtx", "staging")
+        return sorted(os.path.join(d, f) for d, _, files in os.walk(staging) for f in files)
+
+    def remove_sglang(self):
+        self.before = tree_hash(self.venv)
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.removed = tree_hash(self.venv)
+
+    def rewrite(self, path, data, new_inode):
+        """Same size and mtime: in place (only ctime shows it), or another inode renamed over it."""
+        st = os.stat(path)
+        data = data[:st.st_size].ljust(st.st_size, b"\0")
+        target = path + ".new" if new_inode else path
+        os.chmod(path, st.st_mode | 0o200)
+        with open(target, "wb" if new_inode else "r+b") as f:
+            f.write(data)
+        os.chmod(target, st.st_mode)
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+        if new_inode:
+            os.rename(target, path)
+        self.assertEqual((os.stat(path).st_size, os.stat(path).st_mtime_ns), (st.st_size, st.st_mtime_ns))
+
+    def assertRefusedUnchanged(self, proc):
+        self.assertEqual(proc.returncode, 6, proc.stdout + proc.stderr)
+        self.assertIn("changed since it was captured", proc.stderr)
+        self.assertTreeEqual(self.removed, tree_hash(self.venv))
+
+
+class RenamedBack(PendingCase):
+    def test_a_removal_reads_nothing_and_a_rollback_puts_the_very_inodes_back(self):
+        server = os.path.join(self.site, SERVER)
+        inode = os.stat(server).st_ino
+        self.remove_sglang()
+        self.assertEqual(self.object_files(), [])
+        self.assertEqual(self.query("SELECT COUNT(*) FROM objects"), [(0,)])
+        files = self.query("SELECT COUNT(*) FROM entries WHERE before_type = 'file'")[0][0]
+        self.assertEqual(self.pending_count(), files)
+        self.assertEqual(os.stat(self.staged(SERVER)).st_ino, inode)
+        self.assertIn("not hashed yet", self.venvtx("show", "1").stdout)
+        proc, report = self.venvtx_json("verify")
+        self.assertEqual((proc.returncode, report["pending_checked"]), (0, files), proc.stdout)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(self.before, tree_hash(self.venv))
+        self.assertEqual(os.stat(server).st_ino, inode)
+        self.assertEqual((self.staged_files(), self.pending_count()), ([], 0))
+        # A redo captures and hashes again; the removal's before-states get those hashes.
+        self.assertEqual(self.venvtx("rollback", "--redo").returncode, 0)
+        self.assertTreeEqual(self.removed, tree_hash(self.venv))
+        self.assertEqual(self.query("SELECT COUNT(*) FROM entries WHERE tx_id = 1 AND before_type = 'file' "
+                                    "AND before_object IS NULL"), [(0,)])
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(self.before, tree_hash(self.venv))
+        self.assertEqual(self.venvtx("verify").returncode, 0)
+
+    def test_a_copied_venv_and_store_roll_back_in_the_copy(self):
+        self.remove_sglang()
+        copy = os.path.join(self.tmp, "copy")
+        subprocess.run(["cp", "-a", self.venv, copy], check=True)  # new inodes, same bytes and mtimes
+        proc = subprocess.run([VENVTX, "--venv", copy, "rollback"],
+                              capture_output=True, text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertTreeEqual(self.before, tree_hash(copy))
+        self.assertTreeEqual(self.removed, tree_hash(self.venv))  # the original is untouched
+
+    def test_a_rollback_with_a_probe_stores_first_and_a_failing_one_loses_nothing(self):
+        self.remove_sglang()
+        probe = "import os, sglang.srt.server as s, sys; os.unlink(s.__file__); sys.exit('the probe fails')"
+        proc = self.venvtx("rollback", "--no-baseline", "--probe", probe)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertTreeEqual(self.removed, tree_hash(self.venv))
+        self.assertEqual(self.pending_count(), 0)  # hashed into objects before the probe could touch them
+        self.assertTrue(self.object_files())
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(self.before, tree_hash(self.venv))
+        self.assertEqual(self.venvtx("verify").returncode, 0)
+
+
+class ChangedInTheStore(PendingCase):
+    def test_a_staged_file_rewritten_in_place_is_never_put_back(self):
+        self.remove_sglang()
+        path = self.staged(SERVER)
+        with open(path, "rb") as f:
+            data = bytearray(f.read())
+        data[0] ^= 0xFF
+        self.rewrite(path, bytes(data), new_inode=False)
+        self.assertRefusedUnchanged(self.venvtx("rollback"))
+        proc = self.venvtx("verify")
+        self.assertEqual(proc.returncode, 6)
+        self.assertIn("changed capture", proc.stdout)
+        proc = self.venvtx("gc")  # never stored under the hash of bytes that are not the captured ones
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("changed in the store", proc.stdout + proc.stderr)
+        self.assertEqual(self.pending_count(), 1)
+        self.assertRefusedUnchanged(self.venvtx("rollback"))
+
+    def test_another_inode_is_taken_only_with_the_bytes_its_record_lists(self):
+        self.remove_sglang()
+        path = self.staged(SERVER)
+        with open(path, "rb") as f:
+            original = f.read()
+        self.rewrite(path, bytes(b ^ 0x20 for b in original), new_inode=True)
+        self.assertRefusedUnchanged(self.venvtx("rollback"))
+        self.rewrite(path, original, new_inode=True)
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertTreeEqual(self.before, tree_hash(self.venv))
+
+    def test_a_missing_staged_file_is_named(self):
+        self.remove_sglang()
+        os.unlink(self.staged(SERVER))
+        self.assertRefusedUnchanged(self.venvtx("rollback"))
+        proc = self.venvtx("verify")
+        self.assertEqual(proc.returncode, 6)
+        self.assertIn("missing capture", proc.stdout)
+
+
+class Collected(PendingCase):
+    def test_gc_stores_what_stays_and_prunes_the_rest_with_its_transaction(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.remove_flash_attn()
+        self.assertTrue(os.path.isdir(os.path.join(self.venv, ".venvtx", "staging", "1")))
+        proc, doc = self.venvtx_json("gc", "--keep", "1")
+        self.assertEqual((proc.returncode, doc["pruned"]), (0, [1]), proc.stderr)
+        self.assertEqual((self.staged_files(), self.pending_count()), ([], 0))
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx", "staging", "1")))
+        needed = {hex for (hex,) in self.query("SELECT before_object FROM entries WHERE tx_id = 2 AND "
+                                                "before_type = 'file'")}
+        self.assertNotIn(None, needed)
+        self.assertEqual({os.path.basename(os.path.dirname(p)) + os.path.basename(p) for p in self.object_files()},
+                         needed)
+        self.assertEqual(self.venvtx("verify").returncode, 0)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(self.before, tree_hash(self.venv))
+
+    def remove_flash_attn(self):
+        self.before = tree_hash(self.venv)
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
