@@ -4,7 +4,7 @@
 #include "venvtx/core/clock.hpp"
 #include "venvtx/core/progress.hpp"
 
-#include <map>
+#include <algorithm>
 
 namespace venvtx {
 
@@ -370,10 +370,11 @@ std::vector<TransactionRecord> History::list(std::optional<std::int64_t> limit, 
                                    " ORDER BY id DESC LIMIT ?");
     query.bind(1, limit.value_or(-1));
     std::vector<TransactionRecord> records;
-    std::map<std::int64_t, std::size_t> index;
+    Statement count = m_db.prepare("SELECT COUNT(*) FROM transactions");
+    count.step();
+    records.reserve(static_cast<std::size_t>(std::min(count.integer(0), limit.value_or(count.integer(0)))));
     while (query.step()) {
         records.push_back(read_transaction(query, false));
-        index[records.back().id] = records.size() - 1;
     }
     if (records.empty()) {
         return records;
@@ -382,11 +383,12 @@ std::vector<TransactionRecord> History::list(std::optional<std::int64_t> limit, 
     Statement packages = m_db.prepare(
         "SELECT tx_id, name, before, after FROM packages WHERE tx_id BETWEEN ? AND ? ORDER BY rowid");
     packages.bind(1, records.back().id).bind(2, records.front().id);
-    while (packages.step()) {
-        auto found = index.find(packages.integer(0));
-        if (found != index.end()) {
-            records[found->second].packages.push_back(
-                {packages.text(1), packages.optional_text(2), packages.optional_text(3)});
+    while (packages.step()) { // records are by id, newest first
+        std::int64_t tx = packages.integer(0);
+        auto found = std::lower_bound(records.begin(), records.end(), tx,
+                                      [](const TransactionRecord& record, std::int64_t id) { return record.id > id; });
+        if (found != records.end() && found->id == tx) {
+            found->packages.push_back({packages.text(1), packages.optional_text(2), packages.optional_text(3)});
         }
     }
     return records;

@@ -45,7 +45,7 @@ struct TransactionRecord {
     TxState state = TxState::started;
     std::string started_at;
     std::optional<std::string> finished_at;
-    nlohmann::json argv = nlohmann::json::array();
+    nlohmann::json argv;  // an array; null where it was not read (History::list without reports)
     std::vector<PackageChange> packages;
     FileSummary files;
     std::optional<nlohmann::json> baseline;
