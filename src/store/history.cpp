@@ -205,14 +205,15 @@ void History::save_entries(std::int64_t tx, const std::vector<Entry>& entries,
     }
     Statement update = m_db.prepare(
         "UPDATE entries SET before_object = ?, after_object = ?, progress = ?, before_type = ?, "
-        "before_size = ? WHERE id = ?");
+        "before_size = ?, before_mtime_ns = ? WHERE id = ?");
     for (const auto& entry : entries) {
         update.bind(1, entry.before.object.empty() ? std::nullopt : std::optional(entry.before.object))
             .bind(2, entry.after.object.empty() ? std::nullopt : std::optional(entry.after.object))
             .bind(3, std::string(to_string(entry.progress)))
             .bind(4, std::string(node_type_name(entry.before.type)))
             .bind(5, static_cast<std::int64_t>(entry.before.size))
-            .bind(6, entry.id)
+            .bind(6, entry.before.mtime_ns)
+            .bind(7, entry.id)
             .run();
         Progress::advance(1);
     }

@@ -95,10 +95,12 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
         if (entry.before.type == NodeType::file) {
             InodeKey key = keep_private(staging / std::to_string(entry.id), entry.before.mode);
             if (hashing == CaptureHashing::deferred) {
-                entry.before.size = static_cast<std::uint64_t>(key.size); // as staged (it may have changed
-                entry.before.mtime_ns = key.mtime_ns;                     // since the plan looked)
+                // RECORD's hash was taken for the planned size: a file that changed since is hashed.
                 auto listed = record_hashes.find(entry.path);
-                pending.push_back({entry.id, entry.path, key, listed == record_hashes.end() ? "" : listed->second});
+                bool fits = listed != record_hashes.end() && static_cast<std::uint64_t>(key.size) == entry.before.size;
+                entry.before.size = static_cast<std::uint64_t>(key.size); // as staged
+                entry.before.mtime_ns = key.mtime_ns;
+                pending.push_back({entry.id, entry.path, key, fits ? listed->second : std::string()});
             } else {
                 staged_files.push_back(&entry);
             }

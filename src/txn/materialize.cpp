@@ -169,8 +169,8 @@ private:
             m_unrestored.insert(entry.path);
             return true;
         }
-        if (is_the_pending_file(entry, current, target)) {
-            return false; // already back (a restore that was cut short renamed it)
+        if (is_the_pending_file(entry, current, target) || is_the_pending_file(entry, current, other)) {
+            return false; // the pending inode itself: already back, or this transaction's to return
         }
         if (m_sources.owns_every_node || current.type == NodeType::absent || is_state(path, current, other)) {
             return false; // nothing there (a capture moved it away), or what the transaction left

@@ -70,7 +70,11 @@ void rekey_pending(Store& store, std::map<std::string, PendingSource>& sources,
 void rekey_returned(Store& store, std::map<std::string, PendingSource>& sources, const std::vector<std::string>& paths) {
     std::map<std::string, InodeKey> keys;
     for (const auto& path : paths) {
-        if (std::optional<InodeKey> key = inode_key(sources.at(path).staged)) {
+        const InodeKey& was = sources.at(path).row.key;
+        std::optional<InodeKey> key = inode_key(sources.at(path).staged);
+        // Only what the renames moved (ctime): a file written meanwhile (a killed rollback's file,
+        // edited before `recover`) keeps the old key, and its content hash decides later.
+        if (key && key->size == was.size && key->mtime_ns == was.mtime_ns) {
             keys.emplace(path, *key);
         }
     }
@@ -83,7 +87,7 @@ void forget_restored(Store& store, const std::map<std::string, PendingSource>& o
     SqlTransaction transaction(store.db());
     Statement forget = store.db().prepare("DELETE FROM pending_captures WHERE entry_id = ?");
     for (const auto& [path, source] : own) {
-        if (kept.count(path) == 0) {
+        if (kept.count(path) == 0 || observe_node(source.staged).type == NodeType::absent) {
             forget.bind(1, source.row.entry_id).run();
         }
     }

@@ -146,6 +146,27 @@ class ChangedInTheStore(PendingCase):
         self.assertIn("missing capture", proc.stdout)
 
 
+class KilledRollback(PendingCase):
+    def test_a_file_written_after_a_killed_rollback_is_never_taken_as_the_capture(self):
+        self.remove_sglang()
+        server = os.path.join(self.site, SERVER)
+        for point in range(1, 400):  # the first step at which the rollback has renamed it in
+            proc = self.venvtx("rollback", env=dict(self.env, VENVTX_FAILPOINT=str(point)))
+            self.assertEqual(proc.returncode, -9, proc.stdout + proc.stderr)
+            if os.path.exists(server):
+                break
+            self.assertEqual(self.venvtx("recover").returncode, 0)
+        self.assertTrue(os.path.exists(server))
+        with open(server, "ab") as f:  # written before `recover` runs: no longer the captured bytes
+            f.write(b"# written meanwhile\n")
+        proc = self.venvtx("recover")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertFalse(os.path.exists(server))  # back in staging: it may be the only copy
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 6, proc.stdout + proc.stderr)
+        self.assertIn("changed since it was captured", proc.stderr)
+
+
 class Collected(PendingCase):
     def test_gc_stores_what_stays_and_prunes_the_rest_with_its_transaction(self):
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)

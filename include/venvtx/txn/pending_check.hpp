@@ -34,11 +34,11 @@ void rekey_pending(Store& store, std::map<std::string, PendingSource>& sources,
                    const std::map<std::string, InodeKey>& keys);
 
 // After a restore renamed pending files back into staging (`paths`): their new keys (a rename
-// moves ctime), recorded.
+// moves ctime), recorded where size and mtime are still the recorded ones.
 void rekey_returned(Store& store, std::map<std::string, PendingSource>& sources, const std::vector<std::string>& paths);
 
 // After a removal's own restore: the rows of the files that went back into the venv go; those
-// of `unrestored` paths stay (their files wait in staging still).
+// of `unrestored` paths stay while their files wait in staging.
 void forget_restored(Store& store, const std::map<std::string, PendingSource>& own,
                      const std::vector<std::string>& unrestored);
 
