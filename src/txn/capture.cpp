@@ -29,23 +29,20 @@ bool changes_leaf(const Entry& entry) {
 
 // A file with another name (a hard link from outside the venv) could be changed through that
 // name after the capture: the store keeps a copy of its own instead of sharing the inode.
-// Returns the staged file's inode key.
+// Returns the staged file's inode key (one lstat where it has no other name).
 InodeKey keep_private(const stdfs::path& staged, mode_t mode) {
     struct stat st {};
-    if (!Confinement::instance().stat_node(staged, st)) {
+    bool found = Confinement::instance().stat_node(staged, st);
+    if (found && st.st_nlink > 1) {
+        stdfs::path copy = staged.string() + ".private";
+        Fs::instance().copy_file(staged, copy, mode);
+        Fs::instance().rename(copy, staged);
+        found = Confinement::instance().stat_node(staged, st);
+    }
+    if (!found) {
         throw FsError("stat " + staged.string() + ": vanished from staging", ENOENT);
     }
-    if (st.st_nlink <= 1) {
-        return inode_key_of(st);
-    }
-    stdfs::path copy = staged.string() + ".private";
-    Fs::instance().copy_file(staged, copy, mode);
-    Fs::instance().rename(copy, staged);
-    std::optional<InodeKey> key = inode_key(staged);
-    if (!key) {
-        throw FsError("stat " + staged.string() + ": vanished from staging", ENOENT);
-    }
-    return *key;
+    return inode_key_of(st);
 }
 
 // A pending capture RECORD gives no hash for (bytecode, RECORD itself, a file whose size is not

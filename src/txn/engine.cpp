@@ -9,8 +9,8 @@
 #include "venvtx/txn/capture.hpp"
 #include "venvtx/txn/gc.hpp"
 #include "venvtx/txn/materialize.hpp"
-#include "venvtx/txn/report.hpp"
 #include "venvtx/txn/pending_check.hpp"
+#include "venvtx/txn/report.hpp"
 
 #include <algorithm>
 #include <set>

@@ -95,7 +95,6 @@ class Collector {
 public:
     Collector(Store& store, const RetentionPolicy& policy) : m_store(store), m_policy(policy) {}
 
-    // `leftovers`: also trash, old staging, preview layers and unlisted object files.
     // `full` (`venvtx gc`, not the run after a commit): also what the transactions that stay left
     // unhashed is stored as objects (before pruning: an object they share is not freed), and
     // trash, old staging, preview layers and unlisted object files go.

@@ -9,8 +9,8 @@
 #include "venvtx/store/packs.hpp"
 #include "venvtx/txn/command_capture.hpp"
 #include "venvtx/txn/materialize.hpp"
-#include "venvtx/txn/report.hpp"
 #include "venvtx/txn/pending_check.hpp"
+#include "venvtx/txn/report.hpp"
 #include "venvtx/txn/settle.hpp"
 
 #include <set>

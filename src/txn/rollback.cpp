@@ -5,8 +5,8 @@
 #include "venvtx/txn/drift.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/materialize.hpp"
-#include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/pending_check.hpp"
+#include "venvtx/txn/recover.hpp"
 #include "venvtx/txn/settle.hpp"
 
 #include <sys/stat.h>

@@ -4,9 +4,9 @@
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/store/packs.hpp"
 #include "venvtx/store/pending_captures.hpp"
-#include "venvtx/txn/pending_check.hpp"
 #include "venvtx/store/pruning.hpp"
 #include "venvtx/store/store.hpp"
+#include "venvtx/txn/pending_check.hpp"
 #include "venvtx/venv/inventory.hpp"
 #include "venvtx/venv/path_resolver.hpp"
 
