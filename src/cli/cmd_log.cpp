@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/store/store.hpp"
+#include "venvtx/store/transaction_lines.hpp"
 #include "venvtx/txn/gc.hpp"
 #include "venvtx/txn/report.hpp"
 
@@ -16,28 +17,25 @@ Command register_log(CLI::App& parent) {
     return {app, [limit](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
-                std::vector<TransactionRecord> records;
                 std::optional<Store> store;
                 if (Store::exists(context.store_root)) {
                     store.emplace(context.store_root, false);
-                    records = store->history().list(*limit, out.json());
                 }
                 if (out.json()) {
                     nlohmann::json list = nlohmann::json::array();
-                    for (const auto& record : records) {
+                    for (const auto& record : store ? store->history().list(*limit) : std::vector<TransactionRecord>()) {
                         list.push_back(transaction_json(record));
                     }
                     out.document(list.dump(2));
                     return 0;
                 }
-                if (records.empty()) {
-                    out.say("no transactions yet");
-                }
                 std::string lines; // one write for the whole list, not one per transaction
-                for (const auto& record : records) {
-                    lines += (lines.empty() ? "" : "\n") + transaction_line(record);
+                for (const auto& tx : store ? transaction_lines(store->db(), *limit) : std::vector<TransactionLine>()) {
+                    lines += (lines.empty() ? "" : "\n") + transaction_line(tx);
                 }
-                if (!lines.empty()) {
+                if (lines.empty()) {
+                    out.say("no transactions yet");
+                } else {
                     out.verdict(lines);
                 }
                 if (store) {

@@ -15,13 +15,6 @@ const char* k_select_transaction =
     "message, restored, unrestored, preview, live_probe, pruned_from, files_modified, files_removed, files_added, "
     "files_bytes FROM transactions";
 
-// k_select_transaction's columns without the JSON reports (argv, baseline, probe, unrestored,
-// preview, live_probe).
-const char* k_select_summary =
-    "SELECT id, kind, state, started_at, finished_at, NULL, NULL, NULL, undoes, undone_by, "
-    "message, restored, NULL, NULL, NULL, pruned_from, files_modified, files_removed, files_added, "
-    "files_bytes FROM transactions";
-
 // A transaction's file counts from its entries: a leaf is anything but a directory or nothing.
 const char* k_file_counts =
     "SELECT COALESCE(SUM(b AND a), 0), COALESCE(SUM(b AND NOT a), 0), COALESCE(SUM(a AND NOT b), 0), "
@@ -366,9 +359,8 @@ TransactionRecord History::read_transaction(Statement& row, bool with_packages) 
     return record;
 }
 
-std::vector<TransactionRecord> History::list(std::optional<std::int64_t> limit, bool reports) {
-    Statement query = m_db.prepare(std::string(reports ? k_select_transaction : k_select_summary) +
-                                   " ORDER BY id DESC LIMIT ?");
+std::vector<TransactionRecord> History::list(std::optional<std::int64_t> limit) {
+    Statement query = m_db.prepare(std::string(k_select_transaction) + " ORDER BY id DESC LIMIT ?");
     query.bind(1, limit.value_or(-1));
     std::vector<TransactionRecord> records;
     Statement count = m_db.prepare("SELECT COUNT(*) FROM transactions");

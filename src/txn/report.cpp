@@ -158,21 +158,22 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
             {"pruned_from", record.pruned_from ? nlohmann::json(to_string(*record.pruned_from)) : nlohmann::json()}};
 }
 
-std::string transaction_line(const TransactionRecord& record) {
+std::string transaction_line(const TransactionLine& tx) {
     char head[96];
-    std::snprintf(head, sizeof head, "%4lld  %-11s  %-8s  %s ", static_cast<long long>(record.id),
-                  to_string(record.state), record.kind.c_str(), record.started_at.c_str());
+    std::snprintf(head, sizeof head, "%4lld  %-11s  %-8s  %s ", static_cast<long long>(tx.id), to_string(tx.state),
+                  tx.kind.c_str(), tx.started_at.c_str());
     std::string line = head;
-    std::string names;
-    for (const auto& change : record.packages) {
-        names += (names.empty() ? "" : ", ") + change.name;
+    for (std::size_t i = 0; i < tx.packages.size(); ++i) {
+        line += (i ? ", " : "") + tx.packages[i];
     }
-    line += names.empty() ? "-" : names;
-    if (record.undoes) {
-        line += " (undoes " + std::to_string(*record.undoes) + ")";
+    if (tx.packages.empty()) {
+        line += "-";
     }
-    if (record.undone_by) {
-        line += " (undone by " + std::to_string(*record.undone_by) + ")";
+    if (tx.undoes) {
+        line += " (undoes " + std::to_string(*tx.undoes) + ")";
+    }
+    if (tx.undone_by) {
+        line += " (undone by " + std::to_string(*tx.undone_by) + ")";
     }
     return line;
 }

@@ -595,7 +595,20 @@ class Sequence:
             log = project_actual(json.loads(proc.stdout))
         except ValueError as error:
             self.fail("`venvtx --json log` printed no JSON (%s): %r" % (error, proc.stdout[:500]))
+        self.check_text_log(json.loads(proc.stdout))
         return venv_state(self.venv, self.fx.template), log
+
+    def check_text_log(self, transactions):
+        """`venvtx -q log` says what the JSON says: one line per transaction, newest first."""
+        proc = self.venvtx("-q", "log")
+        lines = proc.stdout.splitlines()
+        expected = ["%4d  %-11s  %-8s  %s %s%s%s" % (
+            t["id"], t["state"], t["kind"], t["started_at"], ", ".join(p["name"] for p in t["packages"]) or "-",
+            " (undoes %d)" % t["undoes"] if t.get("undoes") else "",
+            " (undone by %d)" % t["undone_by"] if t.get("undone_by") else "") for t in transactions]
+        if proc.returncode != 0 or lines != expected:
+            self.fail("`venvtx log` (exit %d) does not say what `--json log` says:\n%s\nexpected:\n%s"
+                      % (proc.returncode, proc.stdout, "\n".join(expected)))
 
     def fail(self, message, expected=None, actual=None):
         lines = ["sequence %s failed at step %d of %s: %s" % (self.label, len(self.done), self.length, message),

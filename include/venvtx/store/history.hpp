@@ -45,7 +45,7 @@ struct TransactionRecord {
     TxState state = TxState::started;
     std::string started_at;
     std::optional<std::string> finished_at;
-    nlohmann::json argv;  // an array; null where it was not read (History::list without reports)
+    nlohmann::json argv;  // an array
     std::vector<PackageChange> packages;
     FileSummary files;
     std::optional<nlohmann::json> baseline;
@@ -114,9 +114,8 @@ public:
     // ("sglang, tx 3: lib/.../sglang/__init__.py").
     std::vector<std::pair<std::string, std::string>> object_references();
 
-    // Newest first. Without `reports`, the argv and the probe and preview reports are left
-    // empty (what `log` prints needs none of them, and parsing them is most of its time).
-    std::vector<TransactionRecord> list(std::optional<std::int64_t> limit, bool reports = true);
+    // Newest first (what `log` prints: transaction_lines).
+    std::vector<TransactionRecord> list(std::optional<std::int64_t> limit);
     std::optional<TransactionRecord> find(std::int64_t id);
     std::vector<Entry> entries(std::int64_t tx);
     // The newest committed, not-undone transaction that is not itself a rollback.

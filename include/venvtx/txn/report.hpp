@@ -5,6 +5,7 @@
 #include "venvtx/elf/removal_impact.hpp"
 #include "venvtx/probe/probe.hpp"
 #include "venvtx/store/history.hpp"
+#include "venvtx/store/transaction_lines.hpp"
 #include "venvtx/venv/removal_plan.hpp"
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@ nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& i
 nlohmann::json transaction_json(const TransactionRecord& record);
 
 // One line for `log`: id, state, kind, when, packages.
-std::string transaction_line(const TransactionRecord& record);
+std::string transaction_line(const TransactionLine& line);
 // The multi-line account `show` prints.
 std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries);
 

@@ -1,0 +1,28 @@
+// What `log` prints of each transaction, read with only the columns a line shows: a long history
+// is listed in the time it takes SQLite to step its rows, not to decode every report.
+#pragma once
+
+#include "venvtx/store/database.hpp"
+#include "venvtx/store/transaction_state.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+struct TransactionLine {
+    std::int64_t id = 0;
+    std::string kind;
+    TxState state = TxState::started;
+    std::string started_at;
+    std::vector<std::string> packages; // names, in the order the transaction recorded them
+    std::optional<std::int64_t> undoes;
+    std::optional<std::int64_t> undone_by;
+};
+
+// Newest first, at most `limit`.
+std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::int64_t> limit);
+
+} // namespace venvtx

@@ -1,0 +1,55 @@
+// transaction_lines: two queries, the transactions and then all their package names.
+#include "venvtx/store/transaction_lines.hpp"
+
+#include <algorithm>
+
+namespace venvtx {
+
+namespace {
+
+std::optional<std::int64_t> optional_integer(const Statement& row, int column) {
+    if (row.is_null(column)) {
+        return std::nullopt;
+    }
+    return row.integer(column);
+}
+
+} // namespace
+
+std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::int64_t> limit) {
+    Statement query = db.prepare(
+        "SELECT id, kind, state, started_at, undoes, undone_by FROM transactions ORDER BY id DESC LIMIT ?");
+    query.bind(1, limit.value_or(-1));
+    std::vector<TransactionLine> lines;
+    Statement count = db.prepare("SELECT COUNT(*) FROM transactions");
+    count.step();
+    lines.reserve(static_cast<std::size_t>(std::min(count.integer(0), limit.value_or(count.integer(0)))));
+    while (query.step()) {
+        TransactionLine& line = lines.emplace_back();
+        line.id = query.integer(0);
+        line.kind = query.text(1);
+        line.state = tx_state_from(query.text(2)).value_or(TxState::interrupted);
+        line.started_at = query.text(3);
+        line.undoes = optional_integer(query, 4);
+        line.undone_by = optional_integer(query, 5);
+    }
+    if (lines.empty()) {
+        return lines;
+    }
+    // packages_by_tx holds (tx_id, rowid): this order needs no sort, and each transaction's
+    // packages come in the order it recorded them.
+    Statement packages =
+        db.prepare("SELECT tx_id, name FROM packages WHERE tx_id BETWEEN ? AND ? ORDER BY tx_id, rowid");
+    packages.bind(1, lines.back().id).bind(2, lines.front().id);
+    while (packages.step()) {
+        std::int64_t tx = packages.integer(0);
+        auto line = std::lower_bound(lines.begin(), lines.end(), tx, // lines are newest first
+                                     [](const TransactionLine& listed, std::int64_t id) { return listed.id > id; });
+        if (line != lines.end() && line->id == tx) {
+            line->packages.push_back(packages.text(1));
+        }
+    }
+    return lines;
+}
+
+} // namespace venvtx
