@@ -23,7 +23,8 @@ Command register_log(CLI::App& parent) {
                 }
                 if (out.json()) {
                     nlohmann::json list = nlohmann::json::array();
-                    for (const auto& record : store ? store->history().list(*limit) : std::vector<TransactionRecord>()) {
+                    for (const auto& record : store ? store->history().list(*limit)
+                                                    : std::vector<TransactionRecord>()) {
                         list.push_back(transaction_json(record));
                     }
                     out.document(list.dump(2));

@@ -82,6 +82,13 @@ std::optional<std::string> Statement::optional_text(int column) const {
     return text(column);
 }
 
+std::optional<std::int64_t> Statement::optional_integer(int column) const {
+    if (is_null(column)) {
+        return std::nullopt;
+    }
+    return integer(column);
+}
+
 bool Statement::is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
 
 Database::Database(const std::filesystem::path& path) {

@@ -50,10 +50,6 @@ NodeState read_state(const Statement& row, int first) {
     return state;
 }
 
-std::optional<std::int64_t> optional_integer(const Statement& row, int column) {
-    return row.is_null(column) ? std::nullopt : std::optional<std::int64_t>(row.integer(column));
-}
-
 std::optional<nlohmann::json> optional_json(const Statement& row, int column) {
     auto text = row.optional_text(column);
     return text ? std::optional<nlohmann::json>(nlohmann::json::parse(*text)) : std::nullopt;
@@ -321,13 +317,11 @@ TransactionRecord History::read_transaction(Statement& row, bool with_packages) 
     record.state = tx_state_from(row.text(2)).value_or(TxState::interrupted);
     record.started_at = row.text(3);
     record.finished_at = row.optional_text(4);
-    if (!row.is_null(5)) { // NULL in a summary
-        record.argv = nlohmann::json::parse(row.text(5));
-    }
+    record.argv = nlohmann::json::parse(row.text(5));
     record.baseline = optional_json(row, 6);
     record.probe = optional_json(row, 7);
-    record.undoes = optional_integer(row, 8);
-    record.undone_by = optional_integer(row, 9);
+    record.undoes = row.optional_integer(8);
+    record.undone_by = row.optional_integer(9);
     record.message = row.optional_text(10);
     if (!row.is_null(11)) {
         record.restored = row.integer(11) != 0;

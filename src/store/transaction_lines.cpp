@@ -5,17 +5,6 @@
 
 namespace venvtx {
 
-namespace {
-
-std::optional<std::int64_t> optional_integer(const Statement& row, int column) {
-    if (row.is_null(column)) {
-        return std::nullopt;
-    }
-    return row.integer(column);
-}
-
-} // namespace
-
 std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::int64_t> limit) {
     Statement query = db.prepare(
         "SELECT id, kind, state, started_at, undoes, undone_by FROM transactions ORDER BY id DESC LIMIT ?");
@@ -30,8 +19,8 @@ std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::
         line.kind = query.text(1);
         line.state = tx_state_from(query.text(2)).value_or(TxState::interrupted);
         line.started_at = query.text(3);
-        line.undoes = optional_integer(query, 4);
-        line.undone_by = optional_integer(query, 5);
+        line.undoes = query.optional_integer(4);
+        line.undone_by = query.optional_integer(5);
     }
     if (lines.empty()) {
         return lines;

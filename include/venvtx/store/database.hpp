@@ -31,6 +31,7 @@ public:
     std::int64_t integer(int column) const;
     std::string text(int column) const;
     std::optional<std::string> optional_text(int column) const;
+    std::optional<std::int64_t> optional_integer(int column) const;
     bool is_null(int column) const;
 
 private:
