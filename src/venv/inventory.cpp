@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <system_error>
@@ -24,10 +26,12 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> read_text(const stdfs::path& path) {
+// The file's text; nullopt when it cannot be read, with `error` the errno (EISDIR for a directory).
+std::optional<std::string> read_text(const stdfs::path& path, int& error) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || S_ISDIR(st.st_mode)) {
+        error = fd.valid() && S_ISDIR(st.st_mode) ? EISDIR : errno;
         return std::nullopt;
     }
     std::string text;
@@ -39,6 +43,7 @@ std::optional<std::string> read_text(const stdfs::path& path) {
         }
         ssize_t n = ::read(fd.get(), text.data() + done, text.size() - done);
         if (n < 0) {
+            error = errno;
             return std::nullopt;
         }
         if (n == 0) {
@@ -48,6 +53,11 @@ std::optional<std::string> read_text(const stdfs::path& path) {
     }
     text.resize(done);
     return text;
+}
+
+std::optional<std::string> read_text(const stdfs::path& path) {
+    int error = 0;
+    return read_text(path, error);
 }
 
 // "{name}-{version}.dist-info", where old installers kept dots and dashes in the name.
@@ -124,10 +134,13 @@ Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_
 
 void read_record(Distribution& dist) {
     stdfs::path record_path = dist.dist_info / "RECORD";
-    auto record_text = read_text(record_path);
+    int error = 0;
+    auto record_text = read_text(record_path, error);
     if (!record_text) {
-        dist.record_error = dist.name + " has no RECORD (" + record_path.string() +
-                            "): venvtx cannot know its files";
+        dist.record_error = error == ENOENT ? dist.name + " has no RECORD (" + record_path.string() +
+                                                  "): venvtx cannot know its files"
+                                            : "cannot read " + dist.name + "'s RECORD (" + record_path.string() +
+                                                  "): " + std::strerror(error);
         return;
     }
     try {

@@ -40,6 +40,17 @@ class BadInput(VenvTestCase):
         self.assertIn("no RECORD", proc.stderr)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_unreadable_record(self):
+        record = os.path.join(self.dist_info("flash_attn"), "RECORD")
+        os.unlink(record)
+        os.mkdir(record)  # as root, a mode does not stop a read; a directory does (EISDIR)
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("cannot read flash-attn's RECORD", proc.stderr)
+        self.assertIn("Is a directory", proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
     def test_malformed_record(self):
         with open(os.path.join(self.dist_info("flash_attn"), "RECORD"), "a") as f:
             f.write('flash_attn/"oops.py,sha256=abc\n')
