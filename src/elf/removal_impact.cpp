@@ -78,6 +78,9 @@ RemovalImpact analyze_removal(const LibraryIndex& index, const RemovalPlan& plan
     }
     for (const auto& dist : dists) {
         bool removed = std::find(plan.targets.begin(), plan.targets.end(), &dist) != plan.targets.end();
+        if (!removed && dist.record_error) {
+            impact.unanalysed.push_back({dist.name, *dist.record_error});
+        }
         if (!removed && index.owners_with_libraries().count(dist.name) == 0 &&
             twin_stem(dist.normalized) != dist.normalized && removed_stems.count(twin_stem(dist.normalized))) {
             impact.no_shared_library.push_back(
@@ -109,7 +112,14 @@ nlohmann::json removal_impact_json(const RemovalImpact& impact) {
     for (const auto& note : impact.no_shared_library) {
         stubs.push_back({{"name", note.name}, {"note", note.note}});
     }
-    return {{"lost_libraries", lost}, {"no_shared_library", stubs}, {"probe_footprint", impact.footprint}};
+    nlohmann::json unanalysed = nlohmann::json::array();
+    for (const auto& dist : impact.unanalysed) {
+        unanalysed.push_back({{"name", dist.name}, {"reason", dist.reason}});
+    }
+    return {{"lost_libraries", lost},
+            {"no_shared_library", stubs},
+            {"unanalysed", unanalysed},
+            {"probe_footprint", impact.footprint}};
 }
 
 } // namespace venvtx

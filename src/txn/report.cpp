@@ -96,6 +96,9 @@ void say_removal_impact(const Output& out, const VenvLayout& layout, const Remov
     for (const auto& hit : impact.footprint) {
         out.say("  loaded by an earlier passing probe: " + hit);
     }
+    for (const auto& dist : impact.unanalysed) {
+        out.say("  libraries not analysed: " + dist.reason);
+    }
 }
 
 nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& impact) {

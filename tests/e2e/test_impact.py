@@ -57,9 +57,23 @@ class DryRunPlan(ImpactCase):
         self.assertIn("would be missing", proc.stdout)
         self.assertIn("nvidia-cudnn-cu12", proc.stdout)
 
+    def test_a_consumer_whose_record_cannot_be_read_is_named_not_analysed(self):
+        """Without torch's RECORD, nothing is known to need the cu13 libraries: the plan must say
+        it could not look, not just list no lost library."""
+        torch_info = [d for d in os.listdir(self.site) if d.startswith("torch-") and d.endswith(".dist-info")][0]
+        os.unlink(os.path.join(self.site, torch_info, "RECORD"))
+        proc, plan = self.venvtx_json("remove", "nvidia-*-cu13", "--dry-run")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(plan["lost_libraries"], [])
+        self.assertEqual([d["name"] for d in plan["unanalysed"]], ["torch"])
+        self.assertIn("torch has no RECORD", plan["unanalysed"][0]["reason"])
+        proc = self.venvtx("remove", "nvidia-*-cu13", "--dry-run")
+        self.assertIn("libraries not analysed: torch has no RECORD", proc.stdout)
+
     def test_harmless_removal_loses_nothing(self):
         proc, plan = self.venvtx_json("remove", "sglang", "flash*", "--dry-run")
         self.assertEqual(plan["lost_libraries"], [])
+        self.assertEqual(plan["unanalysed"], [])
 
 
 class KeepGoing(KeepGoingChecks, ImpactCase):

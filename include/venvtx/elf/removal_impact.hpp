@@ -30,9 +30,17 @@ struct NoLibraryNote {
     std::string note;  // e.g. "stays, but ships no shared library: it will not replace nvidia-cudnn-cu13"
 };
 
+// A distribution that stays but whose shared libraries were not read (its RECORD cannot be):
+// what it needs or provides is not in `lost`.
+struct UnanalysedDistribution {
+    std::string name;
+    std::string reason;
+};
+
 struct RemovalImpact {
     std::vector<LostLibrary> lost;
     std::vector<NoLibraryNote> no_shared_library;
+    std::vector<UnanalysedDistribution> unanalysed;
     std::vector<std::string> footprint;  // removed files a passing probe had mapped
 };
 
