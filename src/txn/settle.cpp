@@ -126,6 +126,20 @@ std::set<std::string> pending_digests_after(Store& store, std::int64_t after) {
     return hexes;
 }
 
+std::vector<StagedObject> staged_objects(Store& store, std::int64_t tx) {
+    Statement named = store.db().prepare("SELECT id, before_object FROM entries WHERE tx_id = ? AND "
+                                         "before_type = 'file' AND before_object IN (SELECT sha256 FROM objects)");
+    named.bind(1, tx);
+    std::vector<StagedObject> found;
+    while (named.step()) {
+        stdfs::path staged = store.root() / "staging" / std::to_string(tx) / std::to_string(named.integer(0));
+        if (observe_node(staged).type == NodeType::file) {
+            found.push_back({named.integer(0), staged, named.text(1)});
+        }
+    }
+    return found;
+}
+
 void finish_settling(Store& store) {
     stdfs::path staging_root = store.root() / "staging";
     for (const auto& name : Confinement::instance().names_in(staging_root)) {
@@ -138,17 +152,10 @@ void finish_settling(Store& store) {
         std::vector<Settled> settled;
         // Only objects the index lists: any other staged file is a pre-image a restore could not
         // place, and stays where it is.
-        Statement hashed = store.db().prepare("SELECT id, before_object FROM entries WHERE tx_id = ? AND "
-                                              "before_type = 'file' AND before_object IN (SELECT sha256 FROM objects)");
-        hashed.bind(1, tx);
-        while (hashed.step()) {
-            stdfs::path staged = staging_root / name / std::to_string(hashed.integer(0));
-            if (observe_node(staged).type != NodeType::file) {
-                continue;
-            }
-            FileDigest digest = sha256_file(staged);
-            if (digest.hex == hashed.text(1)) {
-                settled.push_back({hashed.integer(0), staged, digest, nullptr});
+        for (const auto& object : staged_objects(store, tx)) {
+            FileDigest digest = sha256_file(object.staged);
+            if (digest.hex == object.hex) {
+                settled.push_back({object.entry_id, object.staged, digest, nullptr});
             }
         }
         adopt_all(store, settled);

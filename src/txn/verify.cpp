@@ -1,12 +1,14 @@
 // verify: re-hash store objects and RECORD-listed venv files, naming every difference.
 #include "venvtx/txn/verify.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/store/packs.hpp"
 #include "venvtx/store/pending_captures.hpp"
 #include "venvtx/store/pruning.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/pending_check.hpp"
+#include "venvtx/txn/settle.hpp"
 #include "venvtx/venv/inventory.hpp"
 #include "venvtx/venv/path_resolver.hpp"
 
@@ -88,6 +90,18 @@ void check_pending(Store& store, VerifyReport& report) {
     }
 }
 
+// Objects the index lists whose bytes still sit in staging: a gc or rollback was killed between
+// indexing them and moving them in. `recover` (or any mutating command) finishes the move.
+std::set<std::string> objects_in_staging(Store& store) {
+    std::set<std::string> hexes;
+    for (const auto& name : Confinement::instance().names_in(store.root() / "staging")) {
+        for (const auto& object : staged_objects(store, std::strtoll(name.c_str(), nullptr, 10))) {
+            hexes.insert(object.hex);
+        }
+    }
+    return hexes;
+}
+
 void check_objects(const Context& context, const VerifyOptions& options, VerifyReport& report) {
     if (!Store::exists(context.store_root)) {
         return;
@@ -98,6 +112,7 @@ void check_objects(const Context& context, const VerifyOptions& options, VerifyR
     std::vector<Pending> pending;
     std::set<std::string> indexed;
     std::set<std::string> packed = all_packed(store);
+    std::set<std::string> in_staging = objects_in_staging(store);
     for (const auto& [hex, reference] : store.history().object_references()) {
         indexed.insert(hex);
         if (reference.empty()) {
@@ -113,7 +128,10 @@ void check_objects(const Context& context, const VerifyOptions& options, VerifyR
         Pending item;
         item.path = store.objects().object_path(hex);
         item.expected = hex;
-        item.if_bad = {"", item.path.string(), reference, ""};
+        item.if_bad = {"", item.path.string(), reference,
+                       in_staging.count(hex) != 0 ? "still in staging, from a gc or rollback cut short: "
+                                                    "`venvtx recover` moves it in"
+                                                  : ""};
         pending.push_back(std::move(item));
     }
     report.objects_checked = pending.size();

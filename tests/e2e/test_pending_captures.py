@@ -167,6 +167,27 @@ class KilledRollback(PendingCase):
         self.assertIn("changed since it was captured", proc.stderr)
 
 
+class KilledSettle(PendingCase):
+    def test_verify_says_recover_moves_in_what_a_killed_gc_indexed_but_left_in_staging(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        for point in range(1, 100):  # the first step after the settle's index commit
+            proc = self.venvtx("gc", "--keep", "1", env=dict(self.env, VENVTX_FAILPOINT=str(point)))
+            self.assertEqual(proc.returncode, -9, proc.stdout + proc.stderr)
+            verify = self.venvtx("verify")
+            if "missing object" in verify.stdout:
+                break
+            self.assertEqual(self.venvtx("recover").returncode, 0)
+        missing = [line for line in verify.stdout.splitlines() if line.startswith("missing object")]
+        self.assertTrue(missing, verify.stdout)
+        self.assertEqual(verify.returncode, 6)
+        for line in missing:
+            self.assertIn("still in staging, from a gc or rollback cut short: `venvtx recover` moves it in", line)
+        self.assertEqual(self.venvtx("recover").returncode, 0)
+        verify = self.venvtx("verify")
+        self.assertEqual(verify.returncode, 0, verify.stdout)
+
+
 class Collected(PendingCase):
     def test_gc_stores_what_stays_and_prunes_the_rest_with_its_transaction(self):
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)

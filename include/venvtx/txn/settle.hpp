@@ -8,6 +8,7 @@
 #include "venvtx/store/store.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -27,8 +28,16 @@ std::vector<std::string> settle_pending_after(Store& store, std::int64_t after);
 // The hashes settle_pending_after() would store, read without storing anything (a dry run).
 std::set<std::string> pending_digests_after(Store& store, std::int64_t after);
 
-// Staged files of finished transactions whose entry already names an object (a settle killed
-// between its index commit and its renames) go under that name, once their hash is checked.
+// A staged file of `tx` whose entry already names an object the index lists: a settle killed
+// between its index commit and its renames left it there.
+struct StagedObject {
+    std::int64_t entry_id = 0;
+    std::filesystem::path staged;
+    std::string hex;
+};
+std::vector<StagedObject> staged_objects(Store& store, std::int64_t tx);
+
+// The staged objects of finished transactions go under their names, once their hash is checked.
 void finish_settling(Store& store);
 
 } // namespace venvtx
