@@ -39,6 +39,11 @@ void rekey_pending(Database& db, std::int64_t entry_id, const InodeKey& key) {
         .run();
 }
 
+void retake_pending(Database& db, std::int64_t entry_id, const InodeKey& key, const std::string& content_hash) {
+    rekey_pending(db, entry_id, key);
+    db.prepare("UPDATE pending_captures SET content_hash = ? WHERE entry_id = ?").bind(1, content_hash).bind(2, entry_id).run();
+}
+
 void forget_pending(Database& db, std::int64_t tx) {
     db.prepare("DELETE FROM pending_captures WHERE entry_id IN (SELECT id FROM entries WHERE tx_id = ?)")
         .bind(1, tx)

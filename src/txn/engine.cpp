@@ -88,7 +88,8 @@ private:
     std::string restore_verdict() const {
         if (m_unrestored.empty()) {
             return "restored the " + plural(m_plan.entries.size(), "path") +
-                   " it changed: the venv is as it was before";
+                   " it changed: the venv is as it was before" +
+                   (m_probed_live ? ", but for anything the probe wrote itself (it ran on the live venv)" : "");
         }
         std::string text = "NOT restored: " + plural(m_unrestored.size(), "path") +
                            (m_unrestored.size() == 1 ? " is" : " are") + " not as before:";
@@ -105,6 +106,7 @@ private:
             history.set_probe(m_tx, "probe", probe_report_json(*m_plan.previewed));
         }
         if (probing && (!m_plan.previewed || m_options.probe_live)) {
+            m_probed_live = true;
             ProbeReport after = run_probe(m_context.layout, m_options.probe,
                                           expected_gpu_count(m_options.probe, baseline ? &*baseline : nullptr));
             history.set_probe(m_tx, m_plan.previewed ? "live_probe" : "probe", probe_report_json(after));
@@ -243,13 +245,29 @@ private:
     // changed or replaced in the store is never put back as if it were the captured one.
     // Those that pass on another key (a copied store) get it recorded before anything moves: a
     // restore of this rollback knows them by it.
+    // With --force, a staged file that is still there but holds other bytes (it was edited
+    // before the removal without a change of size, so RECORD's hash was not its own, and a
+    // chmod -R or chown -R since moved its key) is put back as it is now, said aloud.
     void check_pending_sources() {
         PendingCheck checked = check_pending(m_plan.pending);
-        if (!checked.unintact.empty()) {
-            const std::string& path = checked.unintact.front();
-            throw Error(ExitCode::verify_failed, "the stored copy of " + path + " (" +
-                                                     m_plan.pending.at(path).staged.string() +
-                                                     ") is gone or changed since it was captured: nothing was changed");
+        for (const auto& path : checked.unintact) {
+            const std::string& staged = m_plan.pending.at(path).staged.string();
+            if (checked.changed.count(path) == 0) {
+                throw Error(ExitCode::verify_failed, "the stored copy of " + path + " (" + staged +
+                                                         ") is gone: nothing was changed");
+            }
+            if (!m_options.force) {
+                throw Error(ExitCode::verify_failed,
+                            "the stored copy of " + path + " (" + staged + ") does not match the hash " +
+                                "recorded at its removal: nothing was changed (`--force` puts back " +
+                                std::to_string(checked.changed.size()) + " such file(s) as they are now)");
+            }
+        }
+        if (!checked.changed.empty()) {
+            m_context.out.say("--force: putting back " + std::to_string(checked.changed.size()) +
+                              " stored file(s) as they are now, not matching the hash recorded at the removal, e.g. " +
+                              checked.changed.begin()->first);
+            retake_changed(m_store, m_plan.pending, checked);
         }
         rekey_pending(m_store, m_plan.pending, checked.rekeyed);
     }
@@ -273,6 +291,7 @@ private:
     std::set<std::string> m_unpacked;  // taken out of packs for this transaction: movable into place
     std::vector<std::string> m_moved_out;  // loose objects the apply moved into the venv
     bool m_restored = false;  // a restore ran (or failed): never attempted twice
+    bool m_probed_live = false;  // a probe ran on the live venv: what it wrote itself is not journaled
     std::vector<std::string> m_unrestored;  // what the checked restore could not bring back
 };
 

@@ -46,6 +46,9 @@ PendingCheck check_pending(const std::map<std::string, PendingSource>& sources, 
                       (!reads[i].by_content || record_hash_from_hex(digests[i].hex) == source.row.content_hash);
         if (!intact) {
             checked.unintact.push_back(path);
+            if (unchanged_while_read) {
+                checked.changed.emplace(path, ChangedCapture{reads[i].key, digests[i]});
+            }
             continue;
         }
         checked.digests.emplace(path, digests[i]);
@@ -54,6 +57,17 @@ PendingCheck check_pending(const std::map<std::string, PendingSource>& sources, 
         }
     }
     return checked;
+}
+
+void retake_changed(Store& store, std::map<std::string, PendingSource>& sources, const PendingCheck& checked) {
+    SqlTransaction transaction(store.db());
+    for (const auto& [path, changed] : checked.changed) {
+        PendingSource& source = sources.at(path);
+        source.row.key = changed.key;
+        source.row.content_hash = record_hash_from_hex(changed.digest.hex);
+        retake_pending(store.db(), source.row.entry_id, changed.key, source.row.content_hash);
+    }
+    transaction.commit();
 }
 
 void rekey_pending(Store& store, std::map<std::string, PendingSource>& sources,

@@ -134,13 +134,18 @@ TransactionPlan removal_transaction(const RemovalPlan& removal) {
 
 Outcome remove_distributions(const Context& context, const RemoveOptions& options) {
     refuse_removing_installer(context, options);
+    if (options.mutation.dry_run && !options.mutation.probe.code.empty() &&
+        options.mutation.preview == PreviewMode::never) {
+        throw usage_error("--dry-run with --probe tries the removal in a private view, which --preview never "
+                          "forbids: drop one of them");
+    }
     if (options.mutation.dry_run) {
         std::optional<Store> history; // read only: a dry run creates no store
         if (Store::exists(context.store_root)) {
             history.emplace(context.store_root, false);
         }
         PlannedRemoval planned = plan_with_impact(context, options, history ? &*history : nullptr);
-        if (!options.mutation.probe.code.empty() && options.mutation.preview != PreviewMode::never) {
+        if (!options.mutation.probe.code.empty()) {
             return run_what_if(context, options.mutation, "the removal",
                                [&] { return remove_in_view(context.layout, planned.plan); },
                                removal_plan_json(planned.plan, planned.impact),

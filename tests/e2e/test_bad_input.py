@@ -51,6 +51,13 @@ class BadInput(VenvTestCase):
         self.assertIn("Is a directory", proc.stderr)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_a_what_if_without_a_preview(self):
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "sglang", "--dry-run", "--probe", "import sglang", "--preview", "never")
+        self.assertOneLineError(proc, 2)  # not exit 0 as if the probe had passed: it cannot run
+        self.assertIn("--preview never", proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
     def test_malformed_record(self):
         with open(os.path.join(self.dist_info("flash_attn"), "RECORD"), "a") as f:
             f.write('flash_attn/"oops.py,sha256=abc\n')

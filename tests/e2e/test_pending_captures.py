@@ -52,9 +52,9 @@ class PendingCase(VenvTestCase):
             os.rename(target, path)
         self.assertEqual((os.stat(path).st_size, os.stat(path).st_mtime_ns), (st.st_size, st.st_mtime_ns))
 
-    def assertRefusedUnchanged(self, proc):
+    def assertRefusedUnchanged(self, proc, why="does not match the hash recorded at its removal"):
         self.assertEqual(proc.returncode, 6, proc.stdout + proc.stderr)
-        self.assertIn("changed since it was captured", proc.stderr)
+        self.assertIn(why, proc.stderr)
         self.assertTreeEqual(self.removed, tree_hash(self.venv))
 
 
@@ -140,10 +140,40 @@ class ChangedInTheStore(PendingCase):
     def test_a_missing_staged_file_is_named(self):
         self.remove_sglang()
         os.unlink(self.staged(SERVER))
-        self.assertRefusedUnchanged(self.venvtx("rollback"))
+        self.assertRefusedUnchanged(self.venvtx("rollback"), why="is gone")
+        self.assertRefusedUnchanged(self.venvtx("rollback", "--force"), why="is gone")
         proc = self.venvtx("verify")
         self.assertEqual(proc.returncode, 6)
         self.assertIn("missing capture", proc.stdout)
+
+
+class EditedBeforeRemoval(PendingCase):
+    def test_a_file_edited_at_its_size_then_chmod_r_is_put_back_with_force(self):
+        """RECORD's hash was not the edited file's, and a chmod -R moved every staged key: the
+        bytes cannot be told from a change in the store, so the rollback refuses, names --force,
+        and --force puts back exactly what was removed."""
+        server = os.path.join(self.site, SERVER)
+        with open(server, "r+b") as f:
+            first = f.read(1)
+            f.seek(0)
+            f.write(bytes([first[0] ^ 0x20]))  # one byte, same size
+        self.remove_sglang()
+        for d, _, files in os.walk(self.venv):
+            for name in files:
+                os.chmod(os.path.join(d, name), os.stat(os.path.join(d, name)).st_mode | 0o040)
+        self.removed = tree_hash(self.venv)
+        proc = self.venvtx("rollback")
+        self.assertRefusedUnchanged(proc)
+        self.assertIn("`--force` puts back 1 such file(s) as they are now", proc.stderr)
+        proc = self.venvtx("rollback", "--force")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("--force: putting back 1 stored file(s) as they are now", proc.stdout + proc.stderr)
+        self.assertTreeEqual(self.before, tree_hash(self.venv))
+        self.assertEqual(self.pending_count(), 0)
+        proc = self.venvtx("verify")  # the edit is the user's, as before the removal
+        self.assertIn(", 1 problem(s)", proc.stdout)
+        self.assertEqual([line.split(" (")[0] for line in proc.stdout.splitlines() if line.startswith("modified")],
+                         ["modified file: lib/%s/site-packages/%s" % (os.path.basename(os.path.dirname(self.site)), SERVER)])
 
 
 class KilledRollback(PendingCase):
@@ -164,7 +194,7 @@ class KilledRollback(PendingCase):
         self.assertFalse(os.path.exists(server))  # back in staging: it may be the only copy
         proc = self.venvtx("rollback")
         self.assertEqual(proc.returncode, 6, proc.stdout + proc.stderr)
-        self.assertIn("changed since it was captured", proc.stderr)
+        self.assertIn("does not match the hash recorded at its removal", proc.stderr)
 
 
 class KilledSettle(PendingCase):

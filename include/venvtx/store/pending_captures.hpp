@@ -27,6 +27,9 @@ struct PendingCapture {
 void insert_pending(Database& db, const std::vector<PendingCapture>& pending);
 std::vector<PendingCapture> pending_of(Database& db, std::int64_t tx);
 void rekey_pending(Database& db, std::int64_t entry_id, const InodeKey& key);
+// A changed capture taken as it is now (`rollback --force`): its key and content hash become the
+// staged file's.
+void retake_pending(Database& db, std::int64_t entry_id, const InodeKey& key, const std::string& content_hash);
 // Drops `tx`'s rows: its files went back into the venv, or were hashed into objects.
 void forget_pending(Database& db, std::int64_t tx);
 std::vector<std::int64_t> transactions_with_pending(Database& db);

@@ -19,8 +19,15 @@ namespace venvtx {
 // `tx`'s pending captures by venv path, each with its staged file.
 std::map<std::string, PendingSource> pending_sources_of(Store& store, std::int64_t tx);
 
+// A staged file still there, read whole on `key`, whose bytes are not its content hash's.
+struct ChangedCapture {
+    InodeKey key;
+    FileDigest digest;
+};
+
 struct PendingCheck {
     std::vector<std::string> unintact;          // venv paths: gone, or other bytes
+    std::map<std::string, ChangedCapture> changed;  // of the unintact: those still there
     std::map<std::string, FileDigest> digests;  // of the intact ones that were read
     std::map<std::string, InodeKey> rekeyed;    // intact by content on another key: that key
 };
@@ -32,6 +39,8 @@ PendingCheck check_pending(const std::map<std::string, PendingSource>& sources, 
 // Records each of `keys` (venv path -> the staged file's key now) in the index and in `sources`.
 void rekey_pending(Store& store, std::map<std::string, PendingSource>& sources,
                    const std::map<std::string, InodeKey>& keys);
+// Takes the changed ones of `checked` as they are now (`rollback --force`), recorded like rekey_pending.
+void retake_changed(Store& store, std::map<std::string, PendingSource>& sources, const PendingCheck& checked);
 
 // After a restore renamed pending files back into staging (`paths`): their new keys (a rename
 // moves ctime), recorded where size and mtime are still the recorded ones.
