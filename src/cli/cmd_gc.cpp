@@ -37,7 +37,8 @@ Command register_gc(CLI::App& parent) {
     app->add_option("--loose", flags->loose_last,
                     "keep the objects of the newest N transactions loose, pack the older ones (default 5)")
         ->check(k_count);
-    app->add_option("--wait", flags->wait, "seconds to wait for another venvtx or uv holding the venv");
+    app->add_option("--wait", flags->wait, "seconds to wait for another venvtx or uv holding the venv")
+        ->check(k_not_negative);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 GcOptions options;

@@ -11,7 +11,8 @@ Command register_recover(CLI::App& parent) {
     auto wait = std::make_shared<std::optional<double>>();
     CLI::App* app = parent.add_subcommand(
         "recover", "finish an interrupted transaction (also done at the start of every mutating command)");
-    app->add_option("--wait", *wait, "seconds to wait for the locks (default: exit 5 at once)");
+    app->add_option("--wait", *wait, "seconds to wait for the locks (default: exit 5 at once)")
+        ->check(k_not_negative);
     return {app, [wait](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);

@@ -77,6 +77,7 @@ struct CaptureFlags {
 // Validators whose messages a person can read: a number above 0; a transaction id (1 or more,
 // never silently clamped).
 extern const CLI::Validator k_positive;
+extern const CLI::Validator k_not_negative;
 extern const CLI::Validator k_count;  // a whole number, 0 or more
 extern const CLI::Validator k_transaction_id;
 

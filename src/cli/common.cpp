@@ -12,15 +12,28 @@
 
 namespace venvtx::cli {
 
-const CLI::Validator k_positive(
-    [](std::string& text) {
-        char* end = nullptr;
-        errno = 0;
-        double value = std::strtod(text.c_str(), &end);
-        bool number = end != text.c_str() && *end == '\0' && errno != ERANGE;
-        return number && value > 0 ? std::string() : "must be a number above 0, not '" + text + "'";
-    },
-    "NUMBER>0");
+namespace {
+
+// A number above 0, or (`zero_too`) 0 or more.
+CLI::Validator number_validator(bool zero_too) {
+    return CLI::Validator(
+        [zero_too](std::string& text) {
+            char* end = nullptr;
+            errno = 0;
+            double value = std::strtod(text.c_str(), &end);
+            bool number = end != text.c_str() && *end == '\0' && errno != ERANGE;
+            return number && (value > 0 || (zero_too && value == 0))
+                       ? std::string()
+                       : std::string("must be a number ") + (zero_too ? "of 0 or more" : "above 0") + ", not '" +
+                             text + "'";
+        },
+        zero_too ? "NUMBER>=0" : "NUMBER>0");
+}
+
+} // namespace
+
+const CLI::Validator k_positive = number_validator(false);
+const CLI::Validator k_not_negative = number_validator(true);
 
 namespace {
 
@@ -76,7 +89,8 @@ void MutationFlags::add_to(CLI::App& app) {
     app.add_flag("--force", force,
                  "go on past a guard rail (removing the venv's installer) or a drift refusal (rollback), "
                  "storing whatever it overwrites first");
-    app.add_option("--wait", wait, "seconds to wait for another venvtx or uv holding the venv (default: exit 5 at once)");
+    app.add_option("--wait", wait, "seconds to wait for another venvtx or uv holding the venv (default: exit 5 at once)")
+        ->check(k_not_negative);
 }
 
 MutationOptions MutationFlags::resolve() const {

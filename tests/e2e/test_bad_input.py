@@ -51,6 +51,17 @@ class BadInput(VenvTestCase):
         self.assertIn("Is a directory", proc.stderr)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_an_empty_store_and_a_negative_wait(self):
+        before = tree_hash(self.venv)
+        for args, words in ((["--store", "", "log"], "--store names no directory"),
+                            (["remove", "sglang", "--wait", "-1"], "--wait: must be a number of 0 or more"),
+                            (["gc", "--wait", "-1"], "--wait: must be a number of 0 or more"),
+                            (["recover", "--wait", "-1"], "--wait: must be a number of 0 or more")):
+            proc = self.venvtx(*args)
+            self.assertOneLineError(proc, 2)
+            self.assertIn(words, proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
     def test_a_what_if_without_a_preview(self):
         before = tree_hash(self.venv)
         proc = self.venvtx("remove", "sglang", "--dry-run", "--probe", "import sglang", "--preview", "never")
