@@ -87,7 +87,7 @@ private:
     // Said only after the restore was checked path by path.
     std::string restore_verdict() const {
         if (m_unrestored.empty()) {
-            return "restored the " + plural(m_plan.entries.size(), "path") +
+            return "restored the " + plural(m_plan.restore ? m_journaled : m_plan.entries.size(), "path") +
                    " it changed: the venv is as it was before" +
                    (m_probed_live ? ", but for anything the probe wrote itself (it ran on the live venv)" : "");
         }
@@ -178,6 +178,7 @@ private:
         try {
             if (m_plan.restore) {
                 m_unrestored = m_plan.restore(m_tx);
+                m_journaled = m_store.history().entries(m_tx).size(); // a command's, journaled as it ran
             } else {
                 MaterializeSources sources;
                 sources.staging_tx = m_tx;
@@ -291,6 +292,7 @@ private:
     std::set<std::string> m_unpacked;  // taken out of packs for this transaction: movable into place
     std::vector<std::string> m_moved_out;  // loose objects the apply moved into the venv
     bool m_restored = false;  // a restore ran (or failed): never attempted twice
+    std::size_t m_journaled = 0;  // the paths a command's restore put back
     bool m_probed_live = false;  // a probe ran on the live venv: what it wrote itself is not journaled
     std::vector<std::string> m_unrestored;  // what the checked restore could not bring back
 };

@@ -8,6 +8,7 @@
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/txn/entry_order.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <sys/stat.h>
@@ -70,12 +71,16 @@ struct PlacedInode {
     std::int64_t ctime_ns;
 };
 
+PlacedInode placed_inode(const struct stat& st) {
+    return PlacedInode{st.st_ino, static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
+}
+
 std::optional<PlacedInode> inode_of(const stdfs::path& path) {
     struct stat st {};
     if (!Confinement::instance().stat_node(path, st)) {
         return std::nullopt;
     }
-    return PlacedInode{st.st_ino, static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
+    return placed_inode(st);
 }
 
 void fix_attributes(const stdfs::path& path, const NodeState& target) {
@@ -239,6 +244,27 @@ private:
         }
     }
 
+    // Unlinks `path`. When it is another name of a file this run placed (a command renamed a
+    // directory away: the pre-images of its files were links, and went back under their old
+    // names), the unlink moves that file's ctime; the new one is recorded if nothing had moved
+    // it since the placing.
+    void unlink_name(const stdfs::path& path) {
+        struct stat st {};
+        auto same = m_placed.end();
+        if (Confinement::instance().stat_node(path, st) && st.st_nlink > 1) {
+            PlacedInode before = placed_inode(st);
+            same = std::find_if(m_placed.begin(), m_placed.end(), [&](const auto& placed) {
+                return placed.second.ino == before.ino && placed.second.ctime_ns == before.ctime_ns;
+            });
+        }
+        Fs::instance().unlink(path);
+        if (same != m_placed.end()) {
+            if (auto now = inode_of(m_layout.root / same->first); now && now->ino == same->second.ino) {
+                same->second = *now;
+            }
+        }
+    }
+
     void place_leaf(const Entry& entry) {
         const NodeState& target = target_of(entry, m_side);
         if (target.type == NodeType::dir) {
@@ -252,7 +278,7 @@ private:
         }
         if (target.type == NodeType::absent) {
             if (is_leaf(current.type) && !return_to_store(entry, current)) {
-                fs.unlink(path);
+                unlink_name(path);
             }
             return;
         }

@@ -155,6 +155,26 @@ class Run(InstallCase):
 class TouchCapture(InstallCase):
     """What only watching the command as it runs can do."""
 
+    def test_a_refused_command_that_renamed_a_directory_is_said_restored(self):
+        """The renamed directory's files went back from linked pre-images; unlinking their other
+        names then moved their ctime, which once made the check call them unrestored."""
+        package = os.path.join(self.site, "flashinfer")
+        os.makedirs(os.path.join(package, "cache"))
+        for name in ("a.bin", "b.bin"):
+            with open(os.path.join(package, "cache", name), "wb") as f:
+                f.write(name.encode() * 100)
+        before = tree_hash(self.venv)
+        proc = self.venvtx("run", "--preview", "never", "--no-baseline", "--", "sh", "-c",
+                           "mv '%s/cache' '%s/moved'; mkfifo '%s/fifo'" % (package, package, package))
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("refused", proc.stderr)
+        self.assertIn("the venv is as it was before", proc.stderr)
+        self.assertNotIn("NOT restored", proc.stderr)
+        self.assertNotIn("restored the 0 paths", proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        proc, tx = self.venvtx_json("show", "1")
+        self.assertIs(tx["restored"], True)
+
     def test_moved_tree_written_in_place_then_deleted(self):
         # pip's uninstall stashes whole directories by renaming them; a write into a file of the
         # moved tree must not reach the pre-image kept (as a hard link) of its old name.
