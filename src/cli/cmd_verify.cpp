@@ -28,12 +28,17 @@ Command register_verify(CLI::App& parent) {
                                                  {"packed_checked", report.packed_checked},
                                                  {"pending_checked", report.pending_checked},
                                                  {"files_checked", report.files_checked},
+                                                 {"unfinished", report.unfinished},
                                                  {"problems", problems}})
                                      .dump(2));
                 } else {
                     for (const auto& problem : report.problems) {
                         out.verdict(problem.what + ": " + problem.path + " (" + problem.owner + ")" +
                                     (problem.detail.empty() ? "" : ": " + problem.detail));
+                    }
+                    for (std::int64_t tx : report.unfinished) {
+                        out.verdict("unfinished: tx " + std::to_string(tx) + " (another venvtx running now, or "
+                                    "interrupted: `venvtx recover` puts the venv back)");
                     }
                     out.verdict(std::string(report.problems.empty() ? "ok" : "PROBLEMS") + ": " +
                                 std::to_string(report.objects_checked) + " store objects, " +

@@ -183,11 +183,21 @@ private:
         if (current.type == target.type && !is_leaf(target.type)) {
             return false;
         }
-        if (is_leaf(target.type) && already_there(path, current, target)) {
+        if (is_leaf(target.type) && (already_there(path, current, target) || never_reached(entry, current))) {
             return false;
         }
         m_unrestored.insert(entry.path);
         return true;
+    }
+
+    // A file the transaction never reached: still `planned` (venvtx was killed before its capture
+    // got there), so it is the file journaled, known by the size and mtime journaled (a removal's
+    // before-state has no hash until gc stores it).
+    bool never_reached(const Entry& entry, const NodeState& current) const {
+        const NodeState& target = target_of(entry, m_side);
+        return m_side == Side::before && entry.progress == EntryProgress::planned && target.type == NodeType::file &&
+               target.object.empty() && current.type == NodeType::file && current.mode == target.mode &&
+               current.size == target.size && current.mtime_ns == target.mtime_ns;
     }
 
     // Where the other side is a pending capture, only its very inode is the transaction's own:
@@ -282,7 +292,7 @@ private:
             }
             return;
         }
-        if (already_there(path, current, target)) {
+        if (already_there(path, current, target) || never_reached(entry, current)) {
             consume_use(target.object);
             return;
         }
@@ -409,7 +419,8 @@ private:
     }
 
     // Every path against its target, after the fact: a file this run placed is known by its
-    // inode and ctime (its bytes came from a hashed source); any other file is hashed.
+    // inode and ctime (its bytes came from a hashed source), one it never reached by its size and
+    // mtime; any other file is hashed.
     void check_all() {
         for (const auto& entry : m_entries) {
             if (m_unrestored.count(entry.path) != 0) {
@@ -427,7 +438,8 @@ private:
                 bool known = placed != m_placed.end() && now && now->ino == placed->second.ino &&
                              now->ctime_ns == placed->second.ctime_ns;
                 same = current.size == target.size &&
-                       (known || (!target.object.empty() && sha256_file(path).hex == target.object));
+                       (known || never_reached(entry, current) ||
+                        (!target.object.empty() && sha256_file(path).hex == target.object));
             }
             if (!same) {
                 m_unrestored.insert(entry.path);

@@ -107,6 +107,9 @@ void check_objects(const Context& context, const VerifyOptions& options, VerifyR
         return;
     }
     Store store(context.store_root, false);
+    for (const auto& record : store.history().unfinished()) {
+        report.unfinished.push_back(record.id);
+    }
     std::mt19937 random(std::random_device{}());
     std::uniform_real_distribution<double> percent(0, 100);
     std::vector<Pending> pending;

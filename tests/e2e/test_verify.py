@@ -190,6 +190,26 @@ class DamagedVenv(VerifyCase):
                                         ("modified file", self.relative(target))]))
 
 
+class Interrupted(VerifyCase):
+    def test_an_interrupted_transaction_is_named_until_recover(self):
+        before = tree_hash(self.venv)
+        for point in range(1, 50):  # the first step after the journal is written
+            proc = self.venvtx("remove", "flash-attn", env=dict(self.env, VENVTX_FAILPOINT=str(point)))
+            self.assertEqual(proc.returncode, -9, proc.stdout + proc.stderr)
+            if os.path.exists(os.path.join(self.venv, ".venvtx", "index.sqlite")):
+                break
+        proc, report = self.venvtx_json("verify")
+        self.assertEqual(report["unfinished"], [1])
+        proc = self.venvtx("verify")
+        self.assertIn("unfinished: tx 1 (another venvtx running now, or interrupted: `venvtx recover` puts the venv "
+                      "back)", proc.stdout)
+        proc = self.venvtx("recover")
+        self.assertIn("the venv is back to its state before it", proc.stdout)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        proc, report = self.venvtx_json("verify")
+        self.assertEqual((proc.returncode, report["unfinished"]), (0, []))
+
+
 class Sample(VerifyCase):
     def test_sample_zero_skips_objects_but_checks_files(self):
         objects = self.remove_sglang()

@@ -25,6 +25,9 @@ struct VerifyReport {
     std::size_t pending_checked = 0;  // removed files not hashed yet: checked by inode key
     std::size_t files_checked = 0;
     std::vector<VerifyProblem> problems;
+    // Transactions not finished: running now, or interrupted (`recover` puts the venv back). Not
+    // problems: verify cannot tell which without taking the lock a running one holds.
+    std::vector<std::int64_t> unfinished;
 };
 
 VerifyReport verify(const Context& context, const VerifyOptions& options);
