@@ -20,7 +20,8 @@ struct RunFlags {
 Command register_run(CLI::App& parent) {
     auto flags = std::make_shared<RunFlags>();
     CLI::App* app = parent.add_subcommand(
-        "run", "run any command that mutates the venv (after --), with VIRTUAL_ENV and PATH set, as one transaction");
+        "run", "run any command that mutates the venv (after --), with VIRTUAL_ENV and PATH set, as one transaction "
+        "(its stdin is /dev/null: pass answers as flags, e.g. pip's -y)");
     flags->capture.add_to(*app);
     flags->mutation.add_to(*app);
     flags->preview.add_to(*app);

@@ -137,7 +137,8 @@ void refuse_pruned(Store& store, const RollbackOptions& options, const std::vect
 
 Outcome rollback(const Context& context, const RollbackOptions& options) {
     if (!Store::exists(context.store_root)) {
-        throw usage_error("nothing to roll back: no venvtx history in " + context.store_root.string());
+        throw usage_error(std::string(options.redo ? "nothing to redo" : "nothing to roll back") +
+                          ": no venvtx history in " + context.store_root.string());
     }
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();

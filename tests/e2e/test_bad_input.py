@@ -62,6 +62,14 @@ class BadInput(VenvTestCase):
             self.assertIn(words, proc.stderr)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_nothing_to_undo_or_redo_without_a_history(self):
+        for args, words in ((["rollback"], "nothing to roll back: no venvtx history"),
+                            (["rollback", "--redo"], "nothing to redo: no venvtx history")):
+            proc = self.venvtx(*args)
+            self.assertOneLineError(proc, 2)
+            self.assertIn(words, proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")))
+
     def test_a_what_if_without_a_preview(self):
         before = tree_hash(self.venv)
         proc = self.venvtx("remove", "sglang", "--dry-run", "--probe", "import sglang", "--preview", "never")
