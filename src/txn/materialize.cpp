@@ -190,14 +190,17 @@ private:
         return true;
     }
 
-    // A file the transaction never reached: still `planned` (venvtx was killed before its capture
-    // got there), so it is the file journaled, known by the size and mtime journaled (a removal's
+    // A file the transaction never reached: still `planned` and not in staging (venvtx was
+    // killed before its capture got there; a capture renames first and saves its progress after),
+    // so it is the file journaled, known by the size and mtime journaled (a removal's
     // before-state has no hash until gc stores it).
     bool never_reached(const Entry& entry, const NodeState& current) const {
         const NodeState& target = target_of(entry, m_side);
         return m_side == Side::before && entry.progress == EntryProgress::planned && target.type == NodeType::file &&
                target.object.empty() && current.type == NodeType::file && current.mode == target.mode &&
-               current.size == target.size && current.mtime_ns == target.mtime_ns;
+               current.size == target.size && current.mtime_ns == target.mtime_ns && m_sources.staging_tx != 0 &&
+               observe_node(m_objects.staging_dir(m_sources.staging_tx) / std::to_string(entry.id)).type ==
+                   NodeType::absent;
     }
 
     // Where the other side is a pending capture, only its very inode is the transaction's own:

@@ -24,19 +24,35 @@ bool same_filesystem(const Context& context, Store& store) {
 // The undone removal's pending captures, renamed back as they are where that is safe (one
 // filesystem, and no probe on the live venv that could change or delete the only copy);
 // otherwise hashed and stored first, so the rollback copies like any other.
-std::map<std::string, PendingSource> pending_sources(Store& store, std::int64_t undone, bool zero_copy) {
+// With `force`, the staged files that are still there but do not match are taken as they are
+// now first (as the engine does for a zero-copy rollback).
+std::map<std::string, PendingSource> pending_sources(const Context& context, Store& store, std::int64_t undone,
+                                                     bool zero_copy, bool force) {
     if (!zero_copy && !pending_of(store.db(), undone).empty()) {
+        if (force) {
+            std::map<std::string, PendingSource> sources = pending_sources_of(store, undone);
+            PendingCheck checked = check_pending(sources);
+            if (!checked.changed.empty()) {
+                context.out.say("--force: storing " + std::to_string(checked.changed.size()) +
+                                " captured file(s) as they are now, not matching the hash recorded at the "
+                                "removal, e.g. " + checked.changed.begin()->first);
+                retake_changed(store, sources, checked);
+            }
+        }
         std::vector<std::string> left = settle_pending(store, undone);
         if (!left.empty()) {
-            throw Error(ExitCode::verify_failed, "the stored copy of " + left.front() + " is gone or changed since tx " +
-                                                     std::to_string(undone) + " captured it: nothing was changed");
+            throw Error(ExitCode::verify_failed,
+                        "the stored copy of " + left.front() + " is gone or does not match the hash recorded at tx " +
+                            std::to_string(undone) + "'s removal: nothing was changed" +
+                            (force ? "" : " (`--force` puts back such files as they are now, if they are there)"));
         }
     }
     return pending_sources_of(store, undone);
 }
 
 // The inverse of `undone`: every path goes from what it is now to what it was before `undone`.
-TransactionPlan inverse_of(const Context& context, Store& store, const TransactionRecord& undone, bool live_probe) {
+TransactionPlan inverse_of(const Context& context, Store& store, const TransactionRecord& undone, bool live_probe,
+                           bool force) {
     TransactionPlan plan;
     plan.kind = "rollback";
     plan.undoes = undone.id;
@@ -45,7 +61,7 @@ TransactionPlan inverse_of(const Context& context, Store& store, const Transacti
     }
     // Renamed back only within one filesystem: across two, a move is a copy, not atomic.
     bool same_fs = same_filesystem(context, store);
-    plan.pending = pending_sources(store, undone.id, same_fs && !live_probe);
+    plan.pending = pending_sources(context, store, undone.id, same_fs && !live_probe, force);
     for (const auto& recorded : store.history().entries(undone.id)) {
         Entry entry;
         entry.path = recorded.path;
@@ -157,7 +173,7 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
             continue;
         }
         bool live_probe = !options.mutation.probe.code.empty();
-        outcome = run_transaction(context, options.mutation, store, inverse_of(context, store, record, live_probe));
+        outcome = run_transaction(context, options.mutation, store, inverse_of(context, store, record, live_probe, options.mutation.force));
         if (outcome.code != ExitCode::ok) {
             return outcome;
         }

@@ -148,10 +148,7 @@ class ChangedInTheStore(PendingCase):
 
 
 class EditedBeforeRemoval(PendingCase):
-    def test_a_file_edited_at_its_size_then_chmod_r_is_put_back_with_force(self):
-        """RECORD's hash was not the edited file's, and a chmod -R moved every staged key: the
-        bytes cannot be told from a change in the store, so the rollback refuses, names --force,
-        and --force puts back exactly what was removed."""
+    def edit_remove_and_chmod(self):
         server = os.path.join(self.site, SERVER)
         with open(server, "r+b") as f:
             first = f.read(1)
@@ -162,6 +159,12 @@ class EditedBeforeRemoval(PendingCase):
             for name in files:
                 os.chmod(os.path.join(d, name), os.stat(os.path.join(d, name)).st_mode | 0o040)
         self.removed = tree_hash(self.venv)
+
+    def test_a_file_edited_at_its_size_then_chmod_r_is_put_back_with_force(self):
+        """RECORD's hash was not the edited file's, and a chmod -R moved every staged key: the
+        bytes cannot be told from a change in the store, so the rollback refuses, names --force,
+        and --force puts back exactly what was removed."""
+        self.edit_remove_and_chmod()
         proc = self.venvtx("rollback")
         self.assertRefusedUnchanged(proc)
         self.assertIn("`--force` puts back 1 such file(s) as they are now", proc.stderr)
@@ -174,6 +177,17 @@ class EditedBeforeRemoval(PendingCase):
         self.assertIn(", 1 problem(s)", proc.stdout)
         self.assertEqual([line.split(" (")[0] for line in proc.stdout.splitlines() if line.startswith("modified")],
                          ["modified file: lib/%s/site-packages/%s" % (os.path.basename(os.path.dirname(self.site)), SERVER)])
+
+
+    def test_with_a_probe_the_rollback_stores_first_and_force_works_there_too(self):
+        self.edit_remove_and_chmod()
+        proc = self.venvtx("rollback", "--probe", "pass")
+        self.assertRefusedUnchanged(proc, why="does not match the hash recorded at tx 1's removal")
+        self.assertIn("`--force` puts back such files as they are now", proc.stderr)
+        proc = self.venvtx("rollback", "--force", "--probe", "pass")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("--force: storing 1 captured file(s) as they are now", proc.stdout + proc.stderr)
+        self.assertTreeEqual(self.before, tree_hash(self.venv))
 
 
 class KilledRollback(PendingCase):
@@ -216,6 +230,38 @@ class KilledSettle(PendingCase):
         self.assertEqual(self.venvtx("recover").returncode, 0)
         verify = self.venvtx("verify")
         self.assertEqual(verify.returncode, 0, verify.stdout)
+
+
+class KilledCapture(PendingCase):
+    def test_a_lookalike_put_where_a_killed_capture_took_a_file_is_not_said_restored(self):
+        """A capture renames first and saves its progress after: a file still `planned` may be in
+        staging. A same-size, same-mtime file put at its path is not the one journaled, and the
+        staged original must outlive `recover`."""
+        for point in range(1, 200):
+            proc = self.venvtx("remove", "sglang", env=dict(self.env, VENVTX_FAILPOINT=str(point)))
+            self.assertEqual(proc.returncode, -9, proc.stdout + proc.stderr)
+            rows = self.query("SELECT tx_id, id, path, before_mode, before_mtime_ns FROM entries WHERE tx_id = "
+                              "(SELECT MAX(id) FROM transactions) AND progress = 'planned' AND before_type = 'file'"
+                              ) if os.path.exists(os.path.join(self.venv, ".venvtx", "index.sqlite")) else []
+            moved = [r for r in rows if os.path.exists(os.path.join(self.venv, ".venvtx", "staging", str(r[0]),
+                                                                    str(r[1])))]
+            if moved:
+                break
+            self.assertEqual(self.venvtx("recover").returncode, 0)
+        self.assertTrue(moved, "no step leaves a planned file in staging")
+        tx, entry, rel, mode, mtime_ns = moved[0]
+        staged = os.path.join(self.venv, ".venvtx", "staging", str(tx), str(entry))
+        with open(staged, "rb") as f:
+            original = f.read()
+        lookalike = os.path.join(self.venv, rel)
+        with open(lookalike, "wb") as f:
+            f.write(bytes(b ^ 0x01 for b in original))
+        os.chmod(lookalike, mode & 0o7777)
+        os.utime(lookalike, ns=(mtime_ns, mtime_ns))
+        proc = self.venvtx("recover")
+        self.assertIn("NOT restored", proc.stdout + proc.stderr)
+        with open(staged, "rb") as f:
+            self.assertEqual(f.read(), original)
 
 
 class Collected(PendingCase):
