@@ -264,12 +264,7 @@ private:
                                 std::to_string(checked.changed.size()) + " such file(s) as they are now)");
             }
         }
-        if (!checked.changed.empty()) {
-            m_context.out.say("--force: putting back " + std::to_string(checked.changed.size()) +
-                              " stored file(s) as they are now, not matching the hash recorded at the removal, e.g. " +
-                              checked.changed.begin()->first);
-            retake_changed(m_store, m_plan.pending, checked);
-        }
+        retake_changed(m_context.out, m_store, m_plan.pending, checked);
         rekey_pending(m_store, m_plan.pending, checked.rekeyed);
     }
 

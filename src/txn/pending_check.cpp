@@ -59,7 +59,13 @@ PendingCheck check_pending(const std::map<std::string, PendingSource>& sources, 
     return checked;
 }
 
-void retake_changed(Store& store, std::map<std::string, PendingSource>& sources, const PendingCheck& checked) {
+void retake_changed(const Output& out, Store& store, std::map<std::string, PendingSource>& sources,
+                    const PendingCheck& checked) {
+    if (checked.changed.empty()) {
+        return;
+    }
+    out.say("--force: taking " + std::to_string(checked.changed.size()) + " captured file(s) as they are now, "
+            "not matching the hash recorded at the removal, e.g. " + checked.changed.begin()->first);
     SqlTransaction transaction(store.db());
     for (const auto& [path, changed] : checked.changed) {
         PendingSource& source = sources.at(path);

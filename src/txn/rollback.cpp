@@ -31,13 +31,7 @@ std::map<std::string, PendingSource> pending_sources(const Context& context, Sto
     if (!zero_copy && !pending_of(store.db(), undone).empty()) {
         if (force) {
             std::map<std::string, PendingSource> sources = pending_sources_of(store, undone);
-            PendingCheck checked = check_pending(sources);
-            if (!checked.changed.empty()) {
-                context.out.say("--force: storing " + std::to_string(checked.changed.size()) +
-                                " captured file(s) as they are now, not matching the hash recorded at the "
-                                "removal, e.g. " + checked.changed.begin()->first);
-                retake_changed(store, sources, checked);
-            }
+            retake_changed(context.out, store, sources, check_pending(sources));
         }
         std::vector<std::string> left = settle_pending(store, undone);
         if (!left.empty()) {
@@ -173,7 +167,8 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
             continue;
         }
         bool live_probe = !options.mutation.probe.code.empty();
-        outcome = run_transaction(context, options.mutation, store, inverse_of(context, store, record, live_probe, options.mutation.force));
+        outcome = run_transaction(context, options.mutation, store,
+                                  inverse_of(context, store, record, live_probe, options.mutation.force));
         if (outcome.code != ExitCode::ok) {
             return outcome;
         }

@@ -170,7 +170,7 @@ class EditedBeforeRemoval(PendingCase):
         self.assertIn("`--force` puts back 1 such file(s) as they are now", proc.stderr)
         proc = self.venvtx("rollback", "--force")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertIn("--force: putting back 1 stored file(s) as they are now", proc.stdout + proc.stderr)
+        self.assertIn("--force: taking 1 captured file(s) as they are now", proc.stdout + proc.stderr)
         self.assertTreeEqual(self.before, tree_hash(self.venv))
         self.assertEqual(self.pending_count(), 0)
         proc = self.venvtx("verify")  # the edit is the user's, as before the removal
@@ -186,7 +186,7 @@ class EditedBeforeRemoval(PendingCase):
         self.assertIn("`--force` puts back such files as they are now", proc.stderr)
         proc = self.venvtx("rollback", "--force", "--probe", "pass")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertIn("--force: storing 1 captured file(s) as they are now", proc.stdout + proc.stderr)
+        self.assertIn("--force: taking 1 captured file(s) as they are now", proc.stdout + proc.stderr)
         self.assertTreeEqual(self.before, tree_hash(self.venv))
 
 

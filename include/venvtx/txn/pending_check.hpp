@@ -5,6 +5,7 @@
 // the file by its inode (a restore that renames it back) still knows it.
 #pragma once
 
+#include "venvtx/core/output.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/materialize.hpp"
@@ -39,8 +40,10 @@ PendingCheck check_pending(const std::map<std::string, PendingSource>& sources, 
 // Records each of `keys` (venv path -> the staged file's key now) in the index and in `sources`.
 void rekey_pending(Store& store, std::map<std::string, PendingSource>& sources,
                    const std::map<std::string, InodeKey>& keys);
-// Takes the changed ones of `checked` as they are now (`rollback --force`), recorded like rekey_pending.
-void retake_changed(Store& store, std::map<std::string, PendingSource>& sources, const PendingCheck& checked);
+// Takes the changed ones of `checked` as they are now (`rollback --force`), recorded like
+// rekey_pending, and says so.
+void retake_changed(const Output& out, Store& store, std::map<std::string, PendingSource>& sources,
+                    const PendingCheck& checked);
 
 // After a restore renamed pending files back into staging (`paths`): their new keys (a rename
 // moves ctime), recorded where size and mtime are still the recorded ones.
