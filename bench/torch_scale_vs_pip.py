@@ -22,25 +22,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import timed, torch_scale_template  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-FIXTURE = os.path.join(REPO, "tests", "fixtures", "torch_scale.py")
 CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
 CASES = [("remove networkx jinja2", ["networkx", "jinja2"], 0.7),
          ("remove torch", ["torch"], 0.6),
          ("remove the four cu13", CU13, 0.5)]
-
-
-def timed(cmd, env=None):
-    subprocess.run(["sync"])
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    elapsed = time.perf_counter() - started
-    if proc.returncode != 0:
-        sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:4]), proc.returncode, proc.stderr.strip()[-800:]))
-    return elapsed, proc
 
 
 def files_of(venv):
@@ -85,8 +76,7 @@ def main():
     parser.add_argument("--phases", action="store_true", help="print venvtx -v phase timings of the last round")
     args = parser.parse_args()
     venvtx = os.path.abspath(args.venvtx)
-    made = subprocess.run([sys.executable, FIXTURE, args.fixture], capture_output=True, text=True, check=True)
-    template = made.stdout.split()[-1]
+    template = torch_scale_template(args.fixture)
     wheels = os.path.join(args.fixture, "wheels")
     count = sum(len(files) for _, _, files in os.walk(template))
     print("fixture: %s (%d files)" % (template, count))

@@ -1,7 +1,7 @@
 // venvtx gc [--keep N] [--older-than D] [--max-size S] [--dry-run] [--set-policy] [--auto on|off]
 #include "command.hpp"
 
-#include "venvtx/txn/gc.hpp"
+#include "venvtx/upkeep/gc.hpp"
 
 #include <memory>
 
@@ -38,7 +38,7 @@ Command register_gc(CLI::App& parent) {
                     "keep the objects of the newest N transactions loose, pack the older ones (default 5)")
         ->check(k_count);
     app->add_option("--wait", flags->wait, "seconds to wait for another venvtx or uv holding the venv")
-        ->check(k_not_negative);
+        ->check(k_wait);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 GcOptions options;

@@ -1,7 +1,7 @@
 // venvtx install SPEC... [-- INSTALLER-ARGS]
 #include "command.hpp"
 
-#include "venvtx/txn/command.hpp"
+#include "venvtx/ops/command.hpp"
 
 #include <memory>
 
@@ -32,7 +32,7 @@ Command register_install(CLI::App& parent) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
                 CommandOptions options{"install",
-                                       installer_command(context.layout, flags->installer, flags->specs,
+                                       installer_command(context.layout, installer_from(flags->installer), flags->specs,
                                                          global.passthrough),
                                        flags->capture.copy, capture_mode_from(flags->capture.capture), flags->specs,
                                        flags->mutation.resolve()};

@@ -1,10 +1,10 @@
 // venvtx log [-n N]
 #include "command.hpp"
 
+#include "venvtx/report/transaction_text.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/store/transaction_lines.hpp"
-#include "venvtx/txn/gc.hpp"
-#include "venvtx/txn/report.hpp"
+#include "venvtx/upkeep/gc.hpp"
 
 #include <memory>
 
@@ -13,7 +13,7 @@ namespace venvtx::cli {
 Command register_log(CLI::App& parent) {
     auto limit = std::make_shared<std::optional<std::int64_t>>();
     CLI::App* app = parent.add_subcommand("log", "transactions, newest first");
-    app->add_option("-n", *limit, "show at most N transactions")->check(k_positive);
+    app->add_option("-n", *limit, "show at most N transactions")->check(k_how_many);
     return {app, [limit](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
@@ -27,7 +27,7 @@ Command register_log(CLI::App& parent) {
                                                     : std::vector<TransactionRecord>()) {
                         list.push_back(transaction_json(record));
                     }
-                    out.document(list.dump(2));
+                    out.document(list);
                     return 0;
                 }
                 std::string lines; // one write for the whole list, not one per transaction

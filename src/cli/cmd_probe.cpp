@@ -22,7 +22,7 @@ Command register_probe(CLI::App& parent) {
     CLI::App* app = parent.add_subcommand("probe", "run the probe against the venv as it is now");
     app->add_option("--probe", flags->code, "Python code to run (repeatable; default: import torch)");
     app->add_option("--probe-timeout", flags->timeout, "seconds before the probe is killed")
-        ->check(k_positive);
+        ->check(k_timeout);
     app->add_option("--gpus", flags->gpus, "GPUs the probe must see: auto (any), none, or N");
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
@@ -33,7 +33,7 @@ Command register_probe(CLI::App& parent) {
                 settings.gpus = parse_gpu_expectation(flags->gpus);
                 ProbeReport report = run_probe(context.layout, settings, expected_gpu_count(settings, nullptr));
                 if (out.json()) {
-                    out.document(probe_report_json(report).dump(2));
+                    out.document(probe_report_json(report));
                 } else {
                     out.verdict(std::string("probe ") + (report.passed ? "passed" : "FAILED: " + report.error.value_or("")) +
                                 " (" + std::to_string(report.duration_s).substr(0, 4) + "s)");

@@ -1,7 +1,7 @@
 // venvtx recover
 #include "command.hpp"
 
-#include "venvtx/txn/recover.hpp"
+#include "venvtx/ops/recover.hpp"
 
 #include <memory>
 
@@ -12,7 +12,7 @@ Command register_recover(CLI::App& parent) {
     CLI::App* app = parent.add_subcommand(
         "recover", "finish an interrupted transaction (also done at the start of every mutating command)");
     app->add_option("--wait", *wait, "seconds to wait for the locks (default: exit 5 at once)")
-        ->check(k_not_negative);
+        ->check(k_wait);
     return {app, [wait](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);

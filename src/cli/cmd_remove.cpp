@@ -1,7 +1,7 @@
 // venvtx remove PATTERN...
 #include "command.hpp"
 
-#include "venvtx/txn/remove.hpp"
+#include "venvtx/ops/remove.hpp"
 
 #include <memory>
 
@@ -31,7 +31,7 @@ Command register_remove(CLI::App& parent) {
                   "if the probe fails, commit the largest subset whose removal passes (exact for up to 8 "
                   "distributions that interact)");
     app->add_option("--jobs", flags->jobs, "--keep-going: candidate subsets previewed side by side (default 4)")
-        ->check(k_positive);
+        ->check(k_jobs);
     app->add_flag("--no-system-fallback", flags->no_system_fallback,
                   "--keep-going: keep a distribution whose libraries would otherwise come from a system copy");
     return {app, [flags](const GlobalOptions& global) {

@@ -1,7 +1,7 @@
 // venvtx rollback [--to TX]
 #include "command.hpp"
 
-#include "venvtx/txn/rollback.hpp"
+#include "venvtx/ops/rollback.hpp"
 
 #include <memory>
 

@@ -1,7 +1,7 @@
 // venvtx run -- CMD [ARGS...]
 #include "command.hpp"
 
-#include "venvtx/txn/command.hpp"
+#include "venvtx/ops/command.hpp"
 
 #include <memory>
 

@@ -2,10 +2,10 @@
 #include "command.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/report/transaction_text.hpp"
 #include "venvtx/store/packs.hpp"
 #include "venvtx/store/pending_captures.hpp"
 #include "venvtx/store/store.hpp"
-#include "venvtx/txn/report.hpp"
 
 #include <memory>
 
@@ -57,7 +57,7 @@ Command register_show(CLI::App& parent) {
                                                  {"before", node_type_name(entry.before.type)},
                                                  {"after", node_type_name(entry.after.type)}});
                     }
-                    out.document(json.dump(2));
+                    out.document(json);
                 } else {
                     out.verdict(transaction_details(*record, entries));
                     if (unhashed > 0) {

@@ -1,21 +1,23 @@
 // venvtx verify [--sample PCT]
 #include "command.hpp"
 
-#include "venvtx/txn/verify.hpp"
+#include "venvtx/upkeep/verify.hpp"
 
 #include <memory>
 
 namespace venvtx::cli {
 
 Command register_verify(CLI::App& parent) {
-    auto sample = std::make_shared<double>(100);
+    auto options = std::make_shared<VerifyOptions>();
     CLI::App* app = parent.add_subcommand("verify", "store objects vs their hashes; venv files vs RECORD");
-    app->add_option("--sample", *sample, "re-hash only this percentage of store objects")
+    app->add_option("--sample", options->sample_percent, "re-hash only this percentage of store objects")
         ->check(CLI::Range(0.0, 100.0));
-    return {app, [sample](const GlobalOptions& global) {
+    app->add_option("--wait", options->wait_s, "seconds to wait for a venvtx changing the store (default: exit 5 at once)")
+        ->check(k_wait);
+    return {app, [options](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
-                VerifyReport report = verify(context, VerifyOptions{*sample});
+                VerifyReport report = verify(context, *options);
                 if (out.json()) {
                     nlohmann::json problems = nlohmann::json::array();
                     for (const auto& problem : report.problems) {
@@ -30,15 +32,15 @@ Command register_verify(CLI::App& parent) {
                                                  {"files_checked", report.files_checked},
                                                  {"unfinished", report.unfinished},
                                                  {"problems", problems}})
-                                     .dump(2));
+                                     );
                 } else {
                     for (const auto& problem : report.problems) {
                         out.verdict(problem.what + ": " + problem.path + " (" + problem.owner + ")" +
                                     (problem.detail.empty() ? "" : ": " + problem.detail));
                     }
                     for (std::int64_t tx : report.unfinished) {
-                        out.verdict("unfinished: tx " + std::to_string(tx) + " (another venvtx running now, or "
-                                    "interrupted: `venvtx recover` puts the venv back)");
+                        out.verdict("unfinished: tx " + std::to_string(tx) +
+                                    " (interrupted: `venvtx recover` puts the venv back)");
                     }
                     out.verdict(std::string(report.problems.empty() ? "ok" : "PROBLEMS") + ": " +
                                 std::to_string(report.objects_checked) + " store objects, " +

@@ -1,7 +1,7 @@
 // venvtx why NAME
 #include "command.hpp"
 
-#include "venvtx/txn/why.hpp"
+#include "venvtx/ops/why.hpp"
 
 #include <memory>
 
@@ -20,7 +20,7 @@ Command register_why(CLI::App& parent) {
                 }
                 WhyAnswer answer = explain(context, *name);
                 if (out.json()) {
-                    out.document(answer.json.dump(2));
+                    out.document(answer.json);
                 } else {
                     std::string text = answer.text;
                     text.pop_back();

@@ -74,11 +74,12 @@ struct CaptureFlags {
     void add_to(CLI::App& app);
 };
 
-// Validators whose messages a person can read: a number above 0; a transaction id (1 or more,
-// never silently clamped).
-extern const CLI::Validator k_positive;
-extern const CLI::Validator k_not_negative;
-extern const CLI::Validator k_count;  // a whole number, 0 or more
+// Validators whose messages a person can read, each with its range (never silently clamped).
+extern const CLI::Validator k_timeout;   // seconds above 0, at most a week
+extern const CLI::Validator k_wait;      // seconds from 0 to a week
+extern const CLI::Validator k_how_many;  // a whole number, 1 or more
+extern const CLI::Validator k_jobs;      // a whole number from 1 to 256
+extern const CLI::Validator k_count;     // a whole number, 0 or more
 extern const CLI::Validator k_transaction_id;
 
 Output make_output(const GlobalOptions& global);

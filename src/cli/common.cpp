@@ -3,59 +3,71 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/progress.hpp"
+#include "venvtx/report/transaction_text.hpp"
 #include "venvtx/txn/preview.hpp"
-#include "venvtx/txn/report.hpp"
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 
 namespace venvtx::cli {
 
 namespace {
 
-// A number above 0, or (`zero_too`) 0 or more.
-CLI::Validator number_validator(bool zero_too) {
+constexpr double k_week_s = 7 * 24 * 3600;
+
+// Seconds above 0 (or, `zero_too`, 0 or more), at most a week: a larger figure is a typo, and
+// past it the clocks' arithmetic overflows.
+CLI::Validator seconds_validator(bool zero_too) {
     return CLI::Validator(
         [zero_too](std::string& text) {
             char* end = nullptr;
             errno = 0;
             double value = std::strtod(text.c_str(), &end);
-            bool number = end != text.c_str() && *end == '\0' && errno != ERANGE;
-            return number && (value > 0 || (zero_too && value == 0))
+            bool number = end != text.c_str() && *end == '\0' && errno != ERANGE && std::isfinite(value);
+            return number && (value > 0 || (zero_too && value == 0)) && value <= k_week_s
                        ? std::string()
-                       : std::string("must be a number ") + (zero_too ? "of 0 or more" : "above 0") + ", not '" +
-                             text + "'";
+                       : std::string("must be a number of seconds ") + (zero_too ? "from 0" : "above 0") +
+                             " to 604800 (a week), not '" + text + "'";
         },
-        zero_too ? "NUMBER>=0" : "NUMBER>0");
+        zero_too ? "SECONDS>=0" : "SECONDS>0");
 }
 
-} // namespace
-
-const CLI::Validator k_positive = number_validator(false);
-const CLI::Validator k_not_negative = number_validator(true);
-
-namespace {
-
-// `text` is a whole number of at least `least`, with nothing after it.
-bool whole_number_at_least(const std::string& text, std::int64_t least) {
+// `text` is a whole number from `least` to `most`, with nothing after it.
+bool whole_number_in(const std::string& text, std::int64_t least, std::int64_t most) {
     std::int64_t value = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return error == std::errc() && end == text.data() + text.size() && value >= least;
+    return error == std::errc() && end == text.data() + text.size() && value >= least && value <= most;
+}
+
+CLI::Validator whole_number_validator(std::int64_t least, std::int64_t most) {
+    std::string range = std::to_string(least) + (most == std::numeric_limits<std::int64_t>::max()
+                                                     ? std::string(" or more")
+                                                     : " to " + std::to_string(most));
+    return CLI::Validator(
+        [=](std::string& text) {
+            return whole_number_in(text, least, most) ? std::string()
+                                                      : "must be a whole number, " + range + ", not '" + text + "'";
+        },
+        "N");
 }
 
 } // namespace
 
-const CLI::Validator k_count(
-    [](std::string& text) {
-        return whole_number_at_least(text, 0) ? std::string()
-                                              : "must be a whole number, 0 or more, not '" + text + "'";
-    },
-    "N>=0");
+const CLI::Validator k_timeout = seconds_validator(false);
+const CLI::Validator k_wait = seconds_validator(true);
+const CLI::Validator k_how_many = whole_number_validator(1, std::numeric_limits<std::int64_t>::max());
+const CLI::Validator k_jobs = whole_number_validator(1, 256);
+
+const CLI::Validator k_count = whole_number_validator(0, std::numeric_limits<std::int64_t>::max());
 
 const CLI::Validator k_transaction_id(
     [](std::string& text) {
-        return whole_number_at_least(text, 1) ? std::string() : "not a transaction id: '" + text + "'";
+        return whole_number_in(text, 1, std::numeric_limits<std::int64_t>::max())
+                   ? std::string()
+                   : "not a transaction id: '" + text + "'";
     },
     "TX");
 
@@ -81,7 +93,7 @@ void CaptureFlags::add_to(CLI::App& app) {
 void MutationFlags::add_to(CLI::App& app) {
     app.add_option("--probe", probe, "Python code run by the venv's interpreter after the change (repeatable)");
     app.add_option("--probe-timeout", probe_timeout, "seconds before a probe is killed (default 300)")
-        ->check(k_positive);
+        ->check(k_timeout);
     app.add_option("--gpus", gpus, "GPUs the probe must see: auto (as many as the baseline), none, or N");
     app.add_flag("--no-baseline", no_baseline, "skip the probe before the change");
     app.add_flag("--dry-run", dry_run,
@@ -90,7 +102,7 @@ void MutationFlags::add_to(CLI::App& app) {
                  "go on past a guard rail (removing the venv's installer) or a drift refusal (rollback), "
                  "storing whatever it overwrites first");
     app.add_option("--wait", wait, "seconds to wait for another venvtx or uv holding the venv (default: exit 5 at once)")
-        ->check(k_not_negative);
+        ->check(k_wait);
 }
 
 MutationOptions MutationFlags::resolve() const {
@@ -117,11 +129,11 @@ Context make_context(const GlobalOptions& global, const Output& out) {
     if (global.venv) {
         venv = *global.venv;
     }
-    VenvLayout layout = find_venv(venv);
     std::optional<std::filesystem::path> store;
     if (global.store) {
         store = *global.store;
     }
+    VenvLayout layout = find_venv(venv, store);
     Context context{layout, resolve_store_root(layout, store), out, nlohmann::json(global.argv)};
     Confinement::instance().set_roots({layout.root, context.store_root});
     out.debug("venv " + layout.root.string() + ", store " + context.store_root.string());
@@ -134,7 +146,7 @@ int finish(const Output& out, const Outcome& outcome) {
         if (outcome.tx) {
             document.update(outcome.extra);
         }
-        out.document(document.dump(2));
+        out.document(document);
     } else if (out.json()) {
     } else if (outcome.tx && outcome.code == ExitCode::ok && outcome.tx->state == TxState::committed) {
         const auto& tx = *outcome.tx;

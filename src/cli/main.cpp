@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/json_text.hpp"
 #include "venvtx/core/subprocess.hpp"
 
 #include <algorithm>
@@ -14,7 +15,7 @@ namespace {
 void print_error(bool json, int code, const std::string& message) {
     if (json) {
         nlohmann::json document = {{"error", {{"code", code}, {"message", message}}}};
-        std::cout << document.dump() << std::endl;
+        std::cout << venvtx::json_text(document, -1) << std::endl;
     } else {
         std::cerr << "venvtx: " << message << std::endl;
     }
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
         app.parse(ours);
     } catch (const CLI::CallForVersion&) {
         bool json = std::find(typed.begin(), typed.end(), "--json") != typed.end();
-        std::cout << (json ? nlohmann::json({{"version", VENVTX_VERSION}}).dump() : "venvtx " VENVTX_VERSION)
+        std::cout << (json ? venvtx::json_text({{"version", VENVTX_VERSION}}, -1) : "venvtx " VENVTX_VERSION)
                   << std::endl;
         return 0;
     } catch (const CLI::CallForHelp& help) {

@@ -6,14 +6,16 @@
 #include "venvtx/core/unique_fd.hpp"
 
 #include <cerrno>
-#include <dirent.h>
-#include <vector>
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+#include <vector>
 
 namespace venvtx {
 
@@ -34,11 +36,27 @@ void check(int rc, const char* op, const stdfs::path& path) {
     }
 }
 
-// Fallback where copy_file_range is not supported between the two files.
-void copy_by_read(int in, int out, const stdfs::path& to) {
+// Bytes [offset, offset + length) of `in` to the same offsets of `out`: copy_file_range, or
+// pread/pwrite where the kernel does not copy between these two files.
+void copy_range(int in, int out, off_t offset, off_t length, const stdfs::path& to) {
+    off_t in_at = offset;
+    off_t out_at = offset;
+    while (length > 0) {
+        ssize_t n = ::copy_file_range(in, &in_at, out, &out_at, static_cast<size_t>(length), 0);
+        if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+            break;
+        }
+        if (n < 0) {
+            fail("copy", to, errno);
+        }
+        if (n == 0) {
+            return; // the source shrank while it was copied
+        }
+        length -= n;
+    }
     char buffer[1 << 16];
-    for (;;) {
-        ssize_t n = ::read(in, buffer, sizeof buffer);
+    while (length > 0) {
+        ssize_t n = ::pread(in, buffer, static_cast<size_t>(std::min<off_t>(length, sizeof buffer)), in_at);
         if (n < 0) {
             fail("read", to, errno);
         }
@@ -46,16 +64,80 @@ void copy_by_read(int in, int out, const stdfs::path& to) {
             return;
         }
         for (ssize_t done = 0; done < n;) {
-            ssize_t w = ::write(out, buffer + done, static_cast<size_t>(n - done));
+            ssize_t w = ::pwrite(out, buffer + done, static_cast<size_t>(n - done), out_at + done);
             if (w < 0) {
                 fail("write", to, errno);
             }
             done += w;
         }
+        in_at += n;
+        out_at += n;
+        length -= n;
     }
 }
 
+// The data of `in` (`size` bytes) into `out`, holes kept as holes: a sparse file stays sparse.
+void copy_bytes(int in, int out, off_t size, const stdfs::path& to) {
+    for (off_t offset = 0; offset < size;) {
+        off_t data = ::lseek(in, offset, SEEK_DATA);
+        if (data < 0 && errno == ENXIO) {
+            break; // a hole to the end
+        }
+        off_t hole = data < 0 ? size : ::lseek(in, data, SEEK_HOLE);
+        data = data < 0 ? offset : data; // no SEEK_DATA here: all of it is data
+        hole = hole < 0 || hole > size ? size : hole;
+        copy_range(in, out, data, hole - data, to);
+        offset = hole;
+    }
+    if (::ftruncate(out, size) != 0) {
+        fail("truncate", to, errno);
+    }
+}
+
+bool is_overlay_xattr(const char* name) {
+    return std::strncmp(name, "trusted.overlay.", 16) == 0 || std::strncmp(name, "user.overlay.", 13) == 0;
+}
+
+// What a copy keeps of its source besides the bytes: extended attributes (those this process
+// may set), the owner where it may give it (root), access and modification times.
+void copy_metadata(int in, int out, const struct stat& st) {
+    std::vector<char> names(4096);
+    ssize_t length = ::flistxattr(in, names.data(), names.size());
+    if (length < 0 && errno == ERANGE) {
+        length = ::flistxattr(in, nullptr, 0);
+        names.resize(length > 0 ? static_cast<size_t>(length) : 0);
+        length = length > 0 ? ::flistxattr(in, names.data(), names.size()) : length;
+    }
+    for (ssize_t at = 0; length > 0 && at < length;) {
+        const char* name = names.data() + at;
+        at += static_cast<ssize_t>(std::strlen(name)) + 1;
+        if (is_overlay_xattr(name)) {
+            continue; // overlayfs's own bookkeeping of a preview layer, meaningless elsewhere
+        }
+        std::vector<char> value(static_cast<size_t>(std::max<ssize_t>(::fgetxattr(in, name, nullptr, 0), 0)));
+        ssize_t got = ::fgetxattr(in, name, value.data(), value.size());
+        if (got >= 0) {
+            ::fsetxattr(out, name, value.data(), static_cast<size_t>(got), 0); // refused ones stay unset
+        }
+    }
+    if (::geteuid() == 0) {
+        ::fchown(out, st.st_uid, st.st_gid);
+    }
+    struct timespec times[2] = {st.st_atim, st.st_mtim};
+    ::futimens(out, times);
+}
+
 ParentDir parent_of(const stdfs::path& path) { return Confinement::instance().open_parent(path); }
+
+// Best effort, for a temporary a failed copy leaves: the failure is what the caller reports.
+void discard(const stdfs::path& temporary) {
+    try {
+        ParentDir parent = parent_of(temporary);
+        ::unlinkat(parent.dir.get(), parent.leaf.c_str(), 0);
+    } catch (const std::exception&) {
+        // unreachable now: recovery removes it (Fs::move_temporary)
+    }
+}
 
 UniqueFd open_contained(const stdfs::path& path, int flags) {
     ParentDir parent = parent_of(path);
@@ -97,6 +179,29 @@ void Fs::rename(const stdfs::path& from, const stdfs::path& to) {
     check(::renameat(source.dir.get(), source.leaf.c_str(), target.dir.get(), target.leaf.c_str()), "rename", from);
 }
 
+void Fs::drop_overlay_xattrs(const stdfs::path& path) {
+    UniqueFd fd = open_contained(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (!fd.valid()) {
+        return; // a symlink (overlayfs marks none that it renames up) or gone
+    }
+    std::vector<char> names(4096);
+    ssize_t length = ::flistxattr(fd.get(), names.data(), names.size());
+    for (ssize_t at = 0; length > 0 && at < length;) {
+        const char* name = names.data() + at;
+        at += static_cast<ssize_t>(std::strlen(name)) + 1;
+        if (is_overlay_xattr(name)) {
+            step("removexattr", path);
+            if (::fremovexattr(fd.get(), name) != 0 && errno != ENODATA) {
+                fail("removexattr", path, errno);
+            }
+        }
+    }
+}
+
+stdfs::path Fs::move_temporary(const stdfs::path& to) {
+    return to.parent_path() / (".venvtx-move-" + to.filename().string());
+}
+
 void Fs::move(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
     try {
         rename(from, to);
@@ -107,15 +212,27 @@ void Fs::move(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
         ParentDir source = parent_of(from);
         struct stat st {};
         check(::fstatat(source.dir.get(), source.leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW), "stat", from);
-        if (S_ISLNK(st.st_mode)) {
-            std::string target(static_cast<size_t>(st.st_size), '\0');
-            if (::readlinkat(source.dir.get(), source.leaf.c_str(), target.data(), target.size()) < 0) {
-                fail("readlink", from, errno);
-            }
-            symlink(target, to);
-        } else {
-            copy_file(from, to, mode);
+        // Made whole beside `to`, then renamed over it as a rename would: `to` is never half
+        // written, and whatever stood there (a restore's target) is replaced, not refused.
+        stdfs::path temporary = move_temporary(to);
+        if (struct stat stale {}; Confinement::instance().stat_node(temporary, stale)) {
+            unlink(temporary); // a copy a killed venvtx left
         }
+        try {
+            if (S_ISLNK(st.st_mode)) {
+                std::string target(static_cast<size_t>(st.st_size), '\0');
+                if (::readlinkat(source.dir.get(), source.leaf.c_str(), target.data(), target.size()) < 0) {
+                    fail("readlink", from, errno);
+                }
+                symlink(target, temporary);
+            } else {
+                copy_file(from, temporary, mode);
+            }
+        } catch (const FsError&) {
+            discard(temporary); // a full disk gets its room back
+            throw;
+        }
+        rename(temporary, to);
         unlink(from);
     }
 }
@@ -268,23 +385,9 @@ void Fs::copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode) 
     }
     struct stat st {};
     check(::fstat(in.get(), &st), "stat", from);
-    off_t remaining = st.st_size;
-    while (remaining > 0) {
-        ssize_t n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr,
-                                      static_cast<size_t>(remaining), 0);
-        if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
-            copy_by_read(in.get(), out.get(), to);
-            break;
-        }
-        if (n < 0) {
-            fail("copy", to, errno);
-        }
-        if (n == 0) {
-            break;
-        }
-        remaining -= n;
-    }
-    check(::fchmod(out.get(), mode & 07777), "chmod", to);
+    copy_bytes(in.get(), out.get(), st.st_size, to);
+    copy_metadata(in.get(), out.get(), st);
+    check(::fchmod(out.get(), mode & 07777), "chmod", to); // after fchown, which clears set-id bits
     check(::fsync(out.get()), "fsync", to);
 }
 

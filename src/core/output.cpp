@@ -1,6 +1,7 @@
 // Output: routing of results and the debug log to their channels, around the progress line.
 #include "venvtx/core/output.hpp"
 
+#include "venvtx/core/json_text.hpp"
 #include "venvtx/core/progress.hpp"
 
 #include <cstdio>
@@ -45,8 +46,9 @@ void Output::debug(const std::string& line) const {
     }
 }
 
-void Output::document(const std::string& json_text) const {
-    std::fprintf(stdout, "%s\n", json_text.c_str());
+void Output::document(const nlohmann::json& value) const {
+    std::string text = json_text(value);
+    std::fprintf(stdout, "%s\n", text.c_str());
     std::fflush(stdout);
 }
 

@@ -21,9 +21,11 @@ namespace {
 constexpr size_t k_capture_limit = 4 << 20;
 
 volatile sig_atomic_t g_child_group = 0;
+volatile sig_atomic_t g_forwarded = 0;
 
 void forward_interrupt(int signal) {
     if (g_child_group > 0) {
+        g_forwarded = signal;
         ::kill(-g_child_group, signal);
         return;
     }
@@ -103,6 +105,10 @@ void forward_interrupts_to_children() {
     for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
         ::sigaction(signal, &action, nullptr);
     }
+}
+
+int forwarded_interrupt() {
+    return g_forwarded;
 }
 
 bool find_program(const std::string& name) {

@@ -5,12 +5,16 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/unique_fd.hpp"
+#include "venvtx/preview/view_seal.hpp"
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -69,6 +73,36 @@ void open_up_workdir(const stdfs::path& work, bool confined) {
     } else {
         ::chmod(inner.c_str(), 0700); // a what-if's own mkdtemp directory, outside venv and store
     }
+}
+
+// mountinfo writes space, tab, newline and backslash in a mount point as \ooo.
+std::string unescaped_mount_point(const std::string& field) {
+    std::string out;
+    for (std::size_t i = 0; i < field.size(); ++i) {
+        if (field[i] == '\\' && i + 3 < field.size()) {
+            out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
+            i += 3;
+        } else {
+            out += field[i];
+        }
+    }
+    return out;
+}
+
+// A mount point strictly below the venv (the store's own mount aside, which the view hides).
+std::optional<stdfs::path> mount_below(const stdfs::path& venv_root, const stdfs::path& store_root) {
+    std::ifstream mounts("/proc/self/mountinfo");
+    std::string line;
+    while (std::getline(mounts, line)) {
+        std::istringstream fields(line);
+        std::string id, parent, device, root, point;
+        fields >> id >> parent >> device >> root >> point;
+        stdfs::path mounted(unescaped_mount_point(point));
+        if (mounted != venv_root && is_within(mounted, venv_root) && !is_within(mounted, store_root)) {
+            return mounted;
+        }
+    }
+    return std::nullopt;
 }
 
 } // namespace
@@ -133,6 +167,11 @@ void enter_overlay_view(const PreviewArea& area, const std::filesystem::path& ve
     if (is_within(venv_root, store_root)) {
         throw PreviewUnavailable("the store " + store_root.string() + " holds the venv, so it cannot be hidden from it");
     }
+    if (auto covered = mount_below(venv_root, store_root)) {
+        // The overlay would show the directory under it, not what is mounted there: the probe
+        // would judge another venv than the live one.
+        throw PreviewUnavailable("a filesystem is mounted below the venv, at " + covered->string());
+    }
     char cwd[PATH_MAX];
     bool have_cwd = ::getcwd(cwd, sizeof cwd) != nullptr;
     bool root = ::geteuid() == 0;
@@ -177,6 +216,7 @@ void enter_overlay_view(const PreviewArea& area, const std::filesystem::path& ve
         ::chdir("/");
     }
     Confinement::instance().reopen_roots(); // so does every path venvtx resolves from now on
+    seal_view(); // last: the mounts above needed what it drops
 }
 
 } // namespace venvtx

@@ -3,6 +3,7 @@
 
 #include "probe_script.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/json_text.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/subprocess.hpp"
 
@@ -117,7 +118,7 @@ ProbeReport run_probe(const VenvLayout& layout, const ProbeSettings& settings,
     SubprocessSpec spec;
     spec.argv = {layout.python.string(), "-c", k_probe_script};
     spec.env["PYTHONDONTWRITEBYTECODE"] = "1";
-    spec.env["VENVTX_PROBE_CODE"] = nlohmann::json(settings.code).dump();
+    spec.env["VENVTX_PROBE_CODE"] = json_text(settings.code, -1);
     spec.env["VENVTX_PROBE_GPUS"] = settings.gpus.mode == GpuExpectation::Mode::none ? "none" : "check";
     spec.env["VIRTUAL_ENV"] = layout.root.string();
     spec.env["PYTHONHOME"] = std::nullopt;

@@ -2,6 +2,7 @@
 #include "venvtx/store/history.hpp"
 
 #include "venvtx/core/clock.hpp"
+#include "venvtx/core/json_text.hpp"
 #include "venvtx/core/progress.hpp"
 
 #include <algorithm>
@@ -86,7 +87,7 @@ std::int64_t History::begin(const std::string& kind, const nlohmann::json& argv,
                                     "undoes) VALUES (?, 'started', ?, ?, ?)");
     insert.bind(1, kind)
         .bind(2, utc_now_iso8601())
-        .bind(3, argv.dump());
+        .bind(3, stored_json_text(argv));
     if (undoes) {
         insert.bind(4, *undoes);
     } else {
@@ -142,14 +143,14 @@ void History::set_message(std::int64_t id, const std::string& message) {
 void History::set_restored(std::int64_t id, const std::vector<std::string>& unrestored) {
     m_db.prepare("UPDATE transactions SET restored = ?, unrestored = ? WHERE id = ?")
         .bind(1, static_cast<std::int64_t>(unrestored.empty()))
-        .bind(2, nlohmann::json(unrestored).dump())
+        .bind(2, stored_json_text(nlohmann::json(unrestored)))
         .bind(3, id)
         .run();
 }
 
 void History::set_probe(std::int64_t id, const char* column, const nlohmann::json& report) {
     std::string sql = std::string("UPDATE transactions SET ") + column + " = ? WHERE id = ?";
-    m_db.prepare(sql).bind(1, report.dump()).bind(2, id).run();
+    m_db.prepare(sql).bind(1, stored_json_text(report)).bind(2, id).run();
 }
 
 void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const std::vector<std::string>& moved_out) {

@@ -20,6 +20,14 @@ FileLock::FileLock(const std::filesystem::path& path, std::optional<double> wait
     // Reached like every path venvtx writes: a lock file that is a symlink is refused, not followed.
     ParentDir parent = Confinement::instance().open_parent(path);
     m_fd = ::openat(parent.dir.get(), parent.leaf.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (m_fd < 0 && (errno == EACCES || errno == EROFS)) {
+        // Another user's store, or a read-only one: flock needs no write access to an existing file.
+        m_fd = ::openat(parent.dir.get(), parent.leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    }
+    if (m_fd < 0 && errno == ELOOP) {
+        throw usage_error(path.string() + " is a symbolic link: venvtx never follows one where it writes; "
+                          "remove it (nothing was changed)");
+    }
     if (m_fd < 0) {
         throw system_error("open lock " + path.string(), errno);
     }

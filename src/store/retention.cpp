@@ -10,6 +10,11 @@ namespace venvtx {
 
 namespace {
 
+// Past these a figure is a typo, and the arithmetic that uses it (an age compared in seconds, a
+// byte count in SQLite's 64-bit integers) would overflow.
+constexpr double k_most_seconds = 100 * 365.25 * 24 * 3600;
+constexpr double k_most_bytes = 1e18;
+
 std::optional<std::int64_t> setting_number(Database& db, const char* name) {
     Statement query = db.prepare("SELECT value FROM settings WHERE name = ?");
     query.bind(1, std::string(name));
@@ -69,10 +74,14 @@ RetentionPolicy load_policy(Database& db) {
     if (any.integer(0) == 0) {
         return policy;
     }
-    policy.keep_last = setting_number(db, "keep_last");
-    policy.keep_seconds = setting_number(db, "keep_seconds");
+    // A rule that keeps nothing (saved by a venvtx that did not refuse it) is no rule: the store
+    // is never emptied by its own policy.
+    auto positive = [](std::optional<std::int64_t> value) { return value && *value > 0 ? value : std::nullopt; };
+    policy.keep_last = positive(setting_number(db, "keep_last"));
+    policy.keep_seconds = positive(setting_number(db, "keep_seconds"));
     auto bytes = setting_number(db, "max_bytes");
-    policy.max_bytes = bytes ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*bytes)) : std::nullopt;
+    policy.max_bytes = bytes && *bytes >= 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*bytes))
+                                            : std::nullopt;
     policy.automatic = setting_number(db, "automatic").value_or(1) != 0;
     return policy;
 }
@@ -94,6 +103,9 @@ std::int64_t parse_duration(const std::string& text) {
     if (seconds < 0) {
         throw usage_error("not a duration (e.g. 30d, 12h, 90m, 2w): '" + text + "'");
     }
+    if (number * seconds > k_most_seconds) {
+        throw usage_error("a duration of at most 100 years (5218w), not '" + text + "'");
+    }
     return static_cast<std::int64_t>(number * seconds);
 }
 
@@ -114,7 +126,11 @@ std::uint64_t parse_size(const std::string& text) {
     if (!plain && found == std::string::npos) {
         throw usage_error("not a size (e.g. 10G, 500M, 2GiB): '" + text + "'");
     }
-    return static_cast<std::uint64_t>(number * std::pow(binary ? 1024.0 : 1000.0, static_cast<double>(power)));
+    double bytes = number * std::pow(binary ? 1024.0 : 1000.0, static_cast<double>(power));
+    if (bytes > k_most_bytes) {
+        throw usage_error("a size of at most 1000000T (an exabyte), not '" + text + "'");
+    }
+    return static_cast<std::uint64_t>(bytes);
 }
 
 } // namespace venvtx

@@ -1,16 +1,17 @@
 // run_transaction: the one path every mutation takes.
 #include "venvtx/txn/engine.hpp"
 
+#include "venvtx/capture/capture.hpp"
+#include "venvtx/capture/pending_check.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/progress.hpp"
+#include "venvtx/core/subprocess.hpp"
+#include "venvtx/report/probe_text.hpp"
 #include "venvtx/store/object_keys.hpp"
 #include "venvtx/store/packs.hpp"
-#include "venvtx/txn/capture.hpp"
-#include "venvtx/txn/gc.hpp"
+#include "venvtx/store/space_reserve.hpp"
 #include "venvtx/txn/materialize.hpp"
-#include "venvtx/txn/pending_check.hpp"
-#include "venvtx/txn/report.hpp"
 
 #include <algorithm>
 #include <set>
@@ -37,17 +38,14 @@ public:
             baseline = m_plan.baseline ? *m_plan.baseline
                                        : run_probe(m_context.layout, m_options.probe,
                                                    expected_gpu_count(m_options.probe, nullptr));
+            if (forwarded_interrupt() != 0) { // Ctrl-C ended the probe: the venv was not judged
+                return abort_unchanged(*baseline, ExitCode::interrupted, "interrupted during the baseline probe");
+            }
             if (!m_plan.previewed) { // a preview said it already
                 say_probe(m_context.out, "baseline probe", *baseline);
             }
             if (!baseline->passed) {
-                std::int64_t id = history.record_aborted(m_plan.kind, m_context.argv, m_plan.packages,
-                                                         probe_report_json(*baseline),
-                                                         "baseline probe failed; nothing changed");
-                record_preview(id);
-                m_context.out.verdict("nothing changed: the venv already fails the probe (tx " +
-                                      std::to_string(id) + " aborted)");
-                return {ExitCode::baseline_failed, history.find(id)};
+                return abort_unchanged(*baseline, ExitCode::baseline_failed, "the venv already fails the probe");
             }
         }
         if (!m_plan.apply) {
@@ -84,6 +82,16 @@ public:
     }
 
 private:
+    // Before anything changed: recorded as aborted, with the baseline's report and `why`.
+    Outcome abort_unchanged(const ProbeReport& baseline, ExitCode code, const std::string& why) {
+        History& history = m_store.history();
+        std::int64_t id = history.record_aborted(m_plan.kind, m_context.argv, m_plan.packages,
+                                                 probe_report_json(baseline), why + "; nothing changed");
+        record_preview(id);
+        m_context.out.verdict("nothing changed: " + why + " (tx " + std::to_string(id) + " aborted)");
+        return {code, history.find(id)};
+    }
+
     // Said only after the restore was checked path by path.
     std::string restore_verdict() const {
         if (m_unrestored.empty()) {
@@ -111,6 +119,13 @@ private:
                                           expected_gpu_count(m_options.probe, baseline ? &*baseline : nullptr));
             history.set_probe(m_tx, m_plan.previewed ? "live_probe" : "probe", probe_report_json(after));
             say_probe(m_context.out, m_plan.previewed ? "live probe" : "probe", after);
+            if (forwarded_interrupt() != 0) { // Ctrl-C: back to the state before, whatever the probe said
+                restore("interrupted");
+                history.set_state(m_tx, TxState::rolled_back, "interrupted during the probe");
+                m_context.out.verdict(restore_verdict() + " (tx " + std::to_string(m_tx) +
+                                      " rolled back: interrupted during the probe)");
+                return {ExitCode::interrupted, history.find(m_tx)};
+            }
             if (m_plan.trial) {
                 restore("trial");
                 history.set_state(m_tx, TxState::rolled_back,
@@ -132,7 +147,6 @@ private:
             if (!m_plan.pending.empty()) {
                 remove_staging(*m_plan.undoes); // emptied by the rename back
             }
-            collect_after_commit(m_context, m_store);
         }
         return {ExitCode::ok, history.find(m_tx)};
     }
@@ -144,7 +158,7 @@ private:
             } else {
                 CaptureHashing hashing = m_plan.kind == "remove" ? CaptureHashing::deferred : CaptureHashing::now;
                 CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_store.history(), m_tx,
-                                                           m_plan.entries, hashing, m_plan.record_hashes);
+                                                           m_plan.entries, hashing, m_plan.hints);
                 for (const auto& object : captured.new_objects) {
                     m_new_objects.insert(object.first);
                 }
@@ -175,6 +189,7 @@ private:
     // Puts every path back as it was; on failure marks the transaction for `venvtx recover`.
     void restore(const std::string& reason) {
         m_restored = true;
+        release_reserve(m_store.root()); // the room to record the restore, if the store's disk filled
         try {
             if (m_plan.restore) {
                 m_unrestored = m_plan.restore(m_tx);

@@ -4,9 +4,10 @@
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/inode_key.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/sha256.hpp"
-#include "venvtx/txn/entry_order.hpp"
+#include "venvtx/store/entry_order.hpp"
 
 #include <algorithm>
 #include <map>
@@ -23,9 +24,30 @@ const NodeState& target_of(const Entry& entry, Side side) {
     return side == Side::before ? entry.before : entry.after;
 }
 
+// Content hashes of the files one run reads before it decides, each kept while the file's inode
+// key is the one it was read on: a file that `foreign` hashed is not read again to decide where
+// it goes (`return_to_store`). The final check reads afresh.
+class ContentHashes {
+public:
+    const std::string& of(const stdfs::path& path) {
+        std::optional<InodeKey> key = inode_key(path);
+        auto known = m_known.find(path.string());
+        if (key && known != m_known.end() && known->second.first == *key) {
+            return known->second.second;
+        }
+        auto& slot = m_known[path.string()];
+        slot = {key.value_or(InodeKey{}), sha256_file(path).hex};
+        return slot.second;
+    }
+
+private:
+    std::map<std::string, std::pair<InodeKey, std::string>> m_known;
+};
+
 // The path already holds the target: same type, mode and link target, and for files the same
 // size and content (hashed: size and mtime prove nothing after someone else's edit).
-bool already_there(const stdfs::path& path, const NodeState& current, const NodeState& target) {
+bool already_there(ContentHashes& hashes, const stdfs::path& path, const NodeState& current,
+                   const NodeState& target) {
     if (current.type != target.type || (current.type != NodeType::absent && current.mode != target.mode)) {
         return false;
     }
@@ -35,13 +57,13 @@ bool already_there(const stdfs::path& path, const NodeState& current, const Node
     if (target.type != NodeType::file) {
         return true;
     }
-    return current.size == target.size && !target.object.empty() && sha256_file(path).hex == target.object;
+    return current.size == target.size && !target.object.empty() && hashes.of(path) == target.object;
 }
 
 // `current` is what the other side left: the transaction's own node, safe to replace. A file
 // is known by its content where the index has its hash (a placed file whose mtime was not yet
 // set back when venvtx was killed is still the transaction's), else by size and mtime.
-bool is_state(const stdfs::path& path, const NodeState& current, const NodeState& expected) {
+bool is_state(ContentHashes& hashes, const stdfs::path& path, const NodeState& current, const NodeState& expected) {
     if (current.type != expected.type) {
         return false;
     }
@@ -57,7 +79,7 @@ bool is_state(const stdfs::path& path, const NodeState& current, const NodeState
             return false;
         }
         return expected.object.empty() ? current.mtime_ns == expected.mtime_ns
-                                       : sha256_file(path).hex == expected.object;
+                                       : hashes.of(path) == expected.object;
     }
     return false;
 }
@@ -177,13 +199,13 @@ private:
         if (is_the_pending_file(entry, current, target) || is_the_pending_file(entry, current, other)) {
             return false; // the pending inode itself: already back, or this transaction's to return
         }
-        if (m_sources.owns_every_node || current.type == NodeType::absent || is_state(path, current, other)) {
+        if (m_sources.owns_every_node || current.type == NodeType::absent || is_state(m_hashes, path, current, other)) {
             return false; // nothing there (a capture moved it away), or what the transaction left
         }
         if (current.type == target.type && !is_leaf(target.type)) {
             return false;
         }
-        if (is_leaf(target.type) && (already_there(path, current, target) || never_reached(entry, current))) {
+        if (is_leaf(target.type) && (already_there(m_hashes, path, current, target) || never_reached(entry, current))) {
             return false;
         }
         m_unrestored.insert(entry.path);
@@ -193,14 +215,21 @@ private:
     // A file the transaction never reached: still `planned` and not in staging (venvtx was
     // killed before its capture got there; a capture renames first and saves its progress after),
     // so it is the file journaled, known by the size and mtime journaled (a removal's
-    // before-state has no hash until gc stores it).
-    bool never_reached(const Entry& entry, const NodeState& current) const {
+    // before-state has no hash until gc stores it). A staged file with the same bytes is a copy
+    // of it: a move across filesystems (a store placed elsewhere) killed after its copy and
+    // before it unlinked the original.
+    bool never_reached(const Entry& entry, const NodeState& current) {
         const NodeState& target = target_of(entry, m_side);
-        return m_side == Side::before && entry.progress == EntryProgress::planned && target.type == NodeType::file &&
-               target.object.empty() && current.type == NodeType::file && current.mode == target.mode &&
-               current.size == target.size && current.mtime_ns == target.mtime_ns && m_sources.staging_tx != 0 &&
-               observe_node(m_objects.staging_dir(m_sources.staging_tx) / std::to_string(entry.id)).type ==
-                   NodeType::absent;
+        if (m_side != Side::before || entry.progress != EntryProgress::planned || target.type != NodeType::file ||
+            !target.object.empty() || current.type != NodeType::file || current.mode != target.mode ||
+            current.size != target.size || current.mtime_ns != target.mtime_ns || m_sources.staging_tx == 0) {
+            return false;
+        }
+        stdfs::path staged = m_objects.staging_dir(m_sources.staging_tx) / std::to_string(entry.id);
+        NodeState copy = observe_node(staged);
+        return copy.type == NodeType::absent ||
+               (copy.type == NodeType::file && copy.size == current.size &&
+                sha256_file(staged).hex == m_hashes.of(m_layout.root / entry.path));
     }
 
     // Where the other side is a pending capture, only its very inode is the transaction's own:
@@ -295,7 +324,7 @@ private:
             }
             return;
         }
-        if (already_there(path, current, target) || never_reached(entry, current)) {
+        if (already_there(m_hashes, path, current, target) || never_reached(entry, current)) {
             consume_use(target.object);
             return;
         }
@@ -316,6 +345,7 @@ private:
         if (!layered.empty() && observe_node(layered).type == target.type) {
             fs.move(layered, path, target.mode); // the node itself (a file hashed when the layer was read)
             if (target.type == NodeType::file) {
+                fs.drop_overlay_xattrs(path);
                 fix_attributes(path, target);
             }
             if (auto placed = inode_of(path)) {
@@ -352,7 +382,7 @@ private:
         bool from_staging = m_side == Side::before && m_sources.staging_tx != 0 &&
                             observe_node(staged).type == NodeType::file;
         if (!from_staging && !m_objects.has(target.object) && current.type == NodeType::file &&
-            sha256_file(path).hex == target.object) {
+            m_hashes.of(path) == target.object) {
             // An interrupted restore renamed the object here but did not finish its attributes.
             consume_use(target.object);
             fix_attributes(path, target);
@@ -391,7 +421,7 @@ private:
             return false;
         }
         stdfs::path path = m_layout.root / entry.path;
-        if (current.size != other.size || sha256_file(path).hex != other.object) {
+        if (current.size != other.size || m_hashes.of(path) != other.object) {
             return false;
         }
         stdfs::path stored = m_objects.object_path(other.object);
@@ -472,6 +502,7 @@ private:
     std::set<std::string> m_unrestored;
     std::optional<FsError> m_io_error;
     std::map<std::string, PlacedInode> m_placed;
+    ContentHashes m_hashes;
 };
 
 } // namespace

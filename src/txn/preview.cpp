@@ -1,10 +1,11 @@
 // run_preview: the baseline and the previewed change, each in a worker, at the same time.
 #include "venvtx/txn/preview.hpp"
 
+#include "venvtx/core/choice.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/worker.hpp"
-#include "venvtx/txn/report.hpp"
+#include "venvtx/report/probe_text.hpp"
 
 #include <memory>
 
@@ -21,7 +22,8 @@ std::string reported(const std::function<nlohmann::json()>& body) {
         report["error"] = error.what();
         report["code"] = static_cast<int>(error.code());
     }
-    return report.dump();
+    std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(report); // CBOR: any bytes, not only UTF-8
+    return std::string(bytes.begin(), bytes.end());
 }
 
 nlohmann::json result_of(Worker& worker, const char* what) {
@@ -29,7 +31,7 @@ nlohmann::json result_of(Worker& worker, const char* what) {
     if (!done.ok) {
         throw Error(ExitCode::internal, std::string(what) + " failed: " + done.text);
     }
-    nlohmann::json report = nlohmann::json::parse(done.text);
+    nlohmann::json report = nlohmann::json::from_cbor(done.text);
     if (report.contains("error")) {
         throw Error(static_cast<ExitCode>(report["code"].get<int>()), report["error"].get<std::string>());
     }
@@ -43,16 +45,9 @@ std::optional<int> exact_gpus(const ProbeSettings& settings) {
 } // namespace
 
 PreviewMode preview_mode_from(const std::string& text) {
-    if (text == "auto") {
-        return PreviewMode::automatic;
-    }
-    if (text == "always") {
-        return PreviewMode::always;
-    }
-    if (text == "never") {
-        return PreviewMode::never;
-    }
-    throw usage_error("--preview takes auto, always or never, not '" + text + "'");
+    return choice_from<PreviewMode>("--preview", text,
+                                    {{"auto", PreviewMode::automatic}, {"always", PreviewMode::always},
+                                     {"never", PreviewMode::never}});
 }
 
 nlohmann::json PreviewResult::json() const {
@@ -209,7 +204,7 @@ Outcome run_what_if(const Context& context, const MutationOptions& options, cons
         code = preview.probe->passed ? ExitCode::ok : ExitCode::probe_failed;
     }
     if (context.out.json()) {
-        context.out.document(document.dump(2));
+        context.out.document(document);
     }
     return {code, std::nullopt, true, {}};
 }

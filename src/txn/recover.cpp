@@ -2,16 +2,16 @@
 #include "venvtx/txn/recover.hpp"
 
 #include "venvtx/preview/overlay_view.hpp"
-#include "venvtx/txn/gc.hpp"
 
+#include "venvtx/capture/command_capture.hpp"
+#include "venvtx/capture/pending_check.hpp"
+#include "venvtx/capture/settle.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/store/doomed_objects.hpp"
 #include "venvtx/store/packs.hpp"
-#include "venvtx/txn/command_capture.hpp"
+#include "venvtx/store/space_reserve.hpp"
 #include "venvtx/txn/materialize.hpp"
-#include "venvtx/txn/pending_check.hpp"
-#include "venvtx/txn/report.hpp"
-#include "venvtx/txn/settle.hpp"
 
 #include <set>
 
@@ -21,12 +21,15 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-// A crash between writing a temporary and renaming it leaves it beside its target.
+// A crash between writing a temporary and renaming it leaves it beside its target: a restore's,
+// or the copy of a move across filesystems (a store placed elsewhere).
 void remove_temporaries(const VenvLayout& layout, const std::vector<Entry>& entries) {
     for (const auto& entry : entries) {
-        stdfs::path temporary = temporary_path_for(layout.root / entry.path, entry.id);
-        if (observe_node(temporary).type != NodeType::absent) {
-            Fs::instance().unlink(temporary);
+        stdfs::path target = layout.root / entry.path;
+        for (const auto& temporary : {temporary_path_for(target, entry.id), Fs::move_temporary(target)}) {
+            if (observe_node(temporary).type != NodeType::absent) {
+                Fs::instance().unlink(temporary);
+            }
         }
     }
 }
@@ -96,7 +99,11 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
 
 std::vector<std::int64_t> recover_interrupted(const Context& context, Store& store) {
     std::vector<std::int64_t> recovered;
-    for (const auto& record : store.history().unfinished()) {
+    std::vector<TransactionRecord> unfinished = store.history().unfinished();
+    if (!unfinished.empty()) {
+        release_reserve(store.root()); // the room to record the recovery, if the store's disk filled
+    }
+    for (const auto& record : unfinished) {
         std::vector<std::string> unrestored = recover_one(context, store, record);
         recovered.push_back(record.id);
         std::string prefix = "recovered interrupted tx " + std::to_string(record.id) + " (" + record.kind + "): ";
@@ -126,37 +133,6 @@ void recover_before_mutating(const Context& context, Store& store) {
         throw Error(ExitCode::locked, std::string("an interrupted transaction could not be recovered "
                                                   "automatically (") + error.what() + "); run `venvtx recover`");
     }
-}
-
-MutationSession::MutationSession(const Context& context, std::optional<double> wait_s)
-    : m_store(context.store_root, true), m_lock(context.store_root, context.layout.root, wait_s) {
-    recover_before_mutating(context, m_store);
-}
-
-Outcome recover(const Context& context, std::optional<double> wait_s) {
-    Outcome outcome;
-    outcome.document_printed = context.out.json();
-    if (!Store::exists(context.store_root)) {
-        context.out.say("nothing to recover: no venvtx history");
-        if (context.out.json()) {
-            context.out.document(nlohmann::json({{"recovered", nlohmann::json::array()}}).dump(2));
-        }
-        return outcome;
-    }
-    Store store(context.store_root, true);
-    MutationLock lock(context.store_root, context.layout.root, wait_s);
-    std::vector<std::int64_t> recovered = recover_interrupted(context, store);
-    nlohmann::json transactions = nlohmann::json::array();
-    for (std::int64_t id : recovered) {
-        transactions.push_back(transaction_json(*store.history().find(id)));
-    }
-    if (context.out.json()) {
-        context.out.document(nlohmann::json({{"recovered", transactions}}).dump(2));
-    }
-    if (recovered.empty()) {
-        context.out.say("nothing to recover");
-    }
-    return outcome;
 }
 
 } // namespace venvtx

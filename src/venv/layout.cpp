@@ -54,9 +54,12 @@ std::vector<stdfs::path> find_site_packages(const stdfs::path& root) {
 
 } // namespace
 
-VenvLayout read_layout(const stdfs::path& dir) {
+VenvLayout read_layout(const stdfs::path& dir, const std::optional<stdfs::path>& store) {
     std::error_code ec;
-    if (!stdfs::exists(dir / "pyvenv.cfg", ec)) {
+    // A venv whose pyvenv.cfg a change took away is still the venv its history belongs to: log,
+    // recover and rollback (which puts the file back) must not be locked out of it.
+    stdfs::path index = (store ? *store : dir / ".venvtx") / "index.sqlite";
+    if (!stdfs::exists(dir / "pyvenv.cfg", ec) && !stdfs::exists(index, ec)) {
         throw usage_error(dir.string() + " is not a venv (no pyvenv.cfg)");
     }
     VenvLayout layout;
@@ -94,20 +97,20 @@ std::string display_path(const VenvLayout& layout, const std::string& rel) {
     return rel;
 }
 
-VenvLayout find_venv(const std::optional<stdfs::path>& explicit_dir) {
+VenvLayout find_venv(const std::optional<stdfs::path>& explicit_dir, const std::optional<stdfs::path>& store) {
     if (explicit_dir) {
         std::error_code ec;
         if (!stdfs::is_directory(*explicit_dir, ec)) {
             throw usage_error("no venv at " + explicit_dir->string() + ": not a directory");
         }
-        return read_layout(*explicit_dir);
+        return read_layout(*explicit_dir, store);
     }
     if (const char* active = std::getenv("VIRTUAL_ENV"); active && *active) {
-        return read_layout(active);
+        return read_layout(active, store);
     }
     std::error_code ec;
     if (stdfs::exists(".venv/pyvenv.cfg", ec)) {
-        return read_layout(".venv");
+        return read_layout(".venv", store);
     }
     throw usage_error("no venv found: pass --venv DIR, activate one ($VIRTUAL_ENV), or create ./.venv");
 }

@@ -54,9 +54,9 @@ class BadInput(VenvTestCase):
     def test_an_empty_store_and_a_negative_wait(self):
         before = tree_hash(self.venv)
         for args, words in ((["--store", "", "log"], "--store names no directory"),
-                            (["remove", "sglang", "--wait", "-1"], "--wait: must be a number of 0 or more"),
-                            (["gc", "--wait", "-1"], "--wait: must be a number of 0 or more"),
-                            (["recover", "--wait", "-1"], "--wait: must be a number of 0 or more")):
+                            (["remove", "sglang", "--wait", "-1"], "--wait: must be a number of seconds from 0"),
+                            (["gc", "--wait", "-1"], "--wait: must be a number of seconds from 0"),
+                            (["recover", "--wait", "-1"], "--wait: must be a number of seconds from 0")):
             proc = self.venvtx(*args)
             self.assertOneLineError(proc, 2)
             self.assertIn(words, proc.stderr)
@@ -253,7 +253,7 @@ class ConventionalCli(VenvTestCase):
         self.assertIn("unknown command", json.loads(proc.stdout)["error"]["message"])
 
     def test_numbers_out_of_range_read_plainly(self):
-        for args, words in ((["log", "-n", "0"], "above 0"),
+        for args, words in ((["log", "-n", "0"], "1 or more"),
                             (["remove", "sglang", "--probe-timeout", "0"], "above 0"),
                             (["rollback", "--to", "99999999999999999999"], "not a transaction id"),
                             (["show", "0"], "not a transaction id")):

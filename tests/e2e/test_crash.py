@@ -2,6 +2,7 @@
 the after-state, the index is intact and says which (issue 3, Done when 1 and 2)."""
 import os
 import shutil
+import sqlite3
 import subprocess
 import unittest
 
@@ -13,8 +14,8 @@ KILLED = -9
 FULL = os.environ.get("VENVTX_FULL_SWEEPS") == "1"
 
 
-def sampled(point):
-    return FULL or point <= 10 or point % 2 == 0
+def sampled(point, every=2):
+    return FULL or point <= 10 or point % every == 0
 
 
 class SweepCase(VenvTestCase):
@@ -38,6 +39,16 @@ class SweepCase(VenvTestCase):
         shutil.rmtree(self.venv, ignore_errors=True)
         subprocess.run(["cp", "-a", template, self.venv], check=True)
 
+    # Where the store lives (ExternalStoreSweep moves it to another filesystem), how sparsely
+    # its sweeps sample past the tenth step, and whether the template came with a history.
+    SAMPLE_EVERY = 2
+
+    def store_dir(self):
+        return os.path.join(self.venv, ".venvtx")
+
+    def template_has_history(self, template):
+        return os.path.exists(os.path.join(template, ".venvtx"))
+
     # Whether recover's verdict must match the tree: a watched command killed before it changed
     # anything is still said "NOT restored" (its journaled paths have no hash to prove them):
     # a false alarm, left for now (CommandSweep).
@@ -51,13 +62,13 @@ class SweepCase(VenvTestCase):
         proc = self.venvtx(*args)
         self.assertEqual(proc.returncode, expected_rc, proc.stdout + proc.stderr)
         after = tree_hash(self.venv)
-        untouched_state = "committed" if os.path.exists(os.path.join(template, ".venvtx")) else None
+        untouched_state = "committed" if self.template_has_history(template) else None
         points = 0
         tried = 0
         mismatches = []
         while True:
             points += 1
-            if not sampled(points):
+            if not sampled(points, self.SAMPLE_EVERY):
                 continue
             self.fresh(template)
             env = dict(self.env, VENVTX_FAILPOINT=str(points))
@@ -97,15 +108,15 @@ class SweepCase(VenvTestCase):
 
     def assertNoPreviewLeft(self):
         """After `recover`: no preview layer in the store, no overlay of the venv mounted here."""
-        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx", "preview")))
+        self.assertFalse(os.path.exists(os.path.join(self.store_dir(), "preview")))
         with open("/proc/self/mountinfo") as mounts:
             self.assertNotIn(self.venv, mounts.read())
 
     def final_state(self):
         """The newest transaction's state, or None where no index was ever written."""
-        if not os.path.exists(os.path.join(self.venv, ".venvtx", "index.sqlite")):
+        if not os.path.exists(os.path.join(self.store_dir(), "index.sqlite")):
             return None
-        with self.store_index() as db:
+        with sqlite3.connect(os.path.join(self.store_dir(), "index.sqlite")) as db:
             row = db.execute("SELECT state FROM transactions ORDER BY id DESC LIMIT 1").fetchone()
             self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
         return row[0] if row else None
@@ -194,6 +205,60 @@ class CommandSweep(SweepCase):
             self.assertTrue(ok, "kill at step %d of %d left state %s, before=%s after=%s"
                             % (point, steps, state, tree == before, tree == after))
         print("\n  pip install, link capture: %d of %d failpoints tried, 0 mismatches" % (len(points), steps))
+
+
+class ExternalStoreSweep(SweepCase):
+    """The same kills with the store on another filesystem (a tmpfs this test mounts): every
+    pre-image crosses filesystems as a copy, and recovery must be as exact as on the default
+    store. Sampled every third step past the tenth (VENVTX_FULL_SWEEPS=1: every step)."""
+
+    SAMPLE_EVERY = 3
+
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            self.skipTest("mounting a tmpfs needs root")
+        mount_point = os.path.join(self.tmp, "other-filesystem")
+        os.makedirs(mount_point)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", mount_point]).returncode != 0:
+            self.skipTest("could not mount a tmpfs")
+        self.addCleanup(subprocess.run, ["umount", "-l", mount_point])
+        self.store = os.path.join(mount_point, "store")
+
+    def venvtx(self, *args, **kwargs):
+        return super().venvtx("--store", self.store, *args, **kwargs)
+
+    def store_dir(self):
+        return self.store
+
+    def template_has_history(self, template):
+        return os.path.exists(self.store + "-template")
+
+    def prepare(self, *setup):
+        template = super().prepare(*setup)
+        if os.path.exists(self.store):
+            os.rename(self.store, self.store + "-template")
+        return template
+
+    def fresh(self, template):
+        super().fresh(template)
+        shutil.rmtree(self.store, ignore_errors=True)
+        if self.template_has_history(template):
+            subprocess.run(["cp", "-a", self.store + "-template", self.store], check=True)
+
+    def test_multi_package_remove(self):
+        self.sweep(self.prepare(), ["remove", "sglang", "flash*", "--preview", "never", "--no-baseline", "--probe",
+                                    "import torch"], 0, "committed", verify_after=True)
+
+    def test_rollback(self):
+        self.sweep(self.prepare(["remove", "sglang", "flashinfer-python"]), ["rollback"], 0, "committed",
+                   verify_after=True)
+
+    RUN = CommandSweep.RUN
+
+    def test_run_in_place(self):
+        self.CHECK_VERDICT = False  # see SweepCase.CHECK_VERDICT
+        self.sweep(self.prepare(), CommandSweep.run_args(self), 0, "committed")
 
 
 class InjectedIoErrors(SweepCase):

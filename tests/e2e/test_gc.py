@@ -434,11 +434,12 @@ class Retention(GcCase):
 
     @staticmethod
     def disk_usage(root):
-        """du: st_blocks of everything under root but the index's own files."""
+        """du: st_blocks of everything under root but the index's own files and the reserve (room
+        kept for recovery, store/space_reserve.hpp)."""
         total = 0
         for dirpath, dirnames, filenames in os.walk(root):
             for name in dirnames + filenames:
-                if dirpath == root and name.startswith("index.sqlite"):
+                if dirpath == root and (name.startswith("index.sqlite") or name == "reserve"):
                     continue
                 total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
         return total

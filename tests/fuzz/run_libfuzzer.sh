@@ -6,11 +6,12 @@ cd "$(dirname "$0")/../.."
 seconds="${1:-60}"
 out=build/fuzz-libfuzzer
 mkdir -p "$out"
-for target in record metadata elf; do
+for target in record metadata elf json_text; do
   case "$target" in
     record) sources="src/venv/record.cpp src/core/error.cpp" ;;
     metadata) sources="src/venv/metadata.cpp src/core/error.cpp" ;;
     elf) sources="src/elf/elf_file.cpp src/elf/byte_source.cpp src/core/error.cpp" ;;
+    json_text) sources="src/core/json_text.cpp" ;;
   esac
   # shellcheck disable=SC2086 # $sources is a list of paths without spaces
   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \

@@ -1,11 +1,15 @@
 // Fs: the mutating calls of the seam, including moves across filesystems.
 #include "temp_dir.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/node_state.hpp"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <fstream>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 using venvtx::Fs;
 using venvtx::FsError;
@@ -44,6 +48,45 @@ TEST_SUITE("Fs") {
         Fs::instance().move(here.path() / "link", there / name, 0);
         CHECK(observe_node(there / name).link_target == "../target");
         std::filesystem::remove(there / name);
+    }
+
+    TEST_CASE("move across filesystems replaces its target whole and keeps holes, xattrs and times") {
+        TempDir here;
+        std::filesystem::path there = "/dev/shm";
+        struct stat a {}, b {};
+        if (::stat(there.c_str(), &b) != 0 || ::stat(here.path().c_str(), &a) != 0 || a.st_dev == b.st_dev) {
+            return; // no second filesystem on this machine
+        }
+        std::filesystem::path target = there / ("venvtx-unit-replace-" + here.path().filename().string());
+        venvtx::Confinement::instance().set_roots({here.path(), there});
+        std::filesystem::path source = here.path() / "sparse";
+        {
+            std::ofstream out(source, std::ios::binary);
+            out.seekp(5 << 20);
+            out.put('x');
+        }
+        CHECK(::setxattr(source.c_str(), "user.venvtx.unit", "kept", 4, 0) == 0);
+        struct timespec times[2] = {{1'600'000'000, 5}, {1'600'000'000, 123'456'789}};
+        CHECK(::utimensat(AT_FDCWD, source.c_str(), times, 0) == 0);
+        write_file(target, "what stood there before"); // a restore's target: replaced, never refused
+        Fs::instance().move(source, target, 0640);
+        struct stat st {};
+        REQUIRE(::stat(target.c_str(), &st) == 0);
+        CHECK(st.st_size == (5 << 20) + 1);
+        CHECK(st.st_blocks * 512 < (1 << 20)); // still sparse
+        CHECK(st.st_mtim.tv_nsec == 123'456'789);
+        std::filesystem::path probe = target.string() + ".xattr-probe";
+        write_file(probe, "");
+        bool user_xattrs_there = ::setxattr(probe.c_str(), "user.venvtx.probe", "1", 1, 0) == 0; // tmpfs: Linux 6.6+
+        std::filesystem::remove(probe);
+        char value[8] = {};
+        if (user_xattrs_there) {
+            CHECK(::getxattr(target.c_str(), "user.venvtx.unit", value, sizeof value) == 4);
+            CHECK(std::string(value, 4) == "kept");
+        }
+        CHECK(observe_node(source).type == NodeType::absent);
+        CHECK(observe_node(Fs::move_temporary(target)).type == NodeType::absent);
+        std::filesystem::remove(target);
     }
 
     TEST_CASE("failed calls carry errno") {

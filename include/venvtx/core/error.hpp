@@ -15,6 +15,7 @@ enum class ExitCode : int {
     baseline_failed = 4,
     locked = 5,
     verify_failed = 6,
+    interrupted = 130,  // SIGINT, SIGTERM or SIGHUP while a probe ran: restored first, as for a failure
 };
 
 class Error : public std::runtime_error {

@@ -33,8 +33,11 @@ public:
 
     void rename(const stdfs::path& from, const stdfs::path& to);
     // rename(), or where `from` and `to` are on different filesystems (a store placed elsewhere)
-    // copy (with `mode`) and unlink; a symlink is recreated.
+    // a copy (with `mode`) made whole at move_temporary(to), renamed over `to`, then `from`
+    // unlinked; a symlink is recreated the same way.
     void move(const stdfs::path& from, const stdfs::path& to, mode_t mode);
+    // Where a move across filesystems builds its copy of `to`: recovery removes one it finds.
+    static stdfs::path move_temporary(const stdfs::path& to);
     void unlink(const stdfs::path& path);
     void rmdir(const stdfs::path& path);
     void mkdir(const stdfs::path& path, mode_t mode);
@@ -47,8 +50,12 @@ public:
     // link(), or where the two are on different filesystems, a copy with `mode`.
     void link_or_copy(const stdfs::path& existing, const stdfs::path& new_path, mode_t mode);
     void chmod(const stdfs::path& path, mode_t mode);
+    // Removes overlayfs's private xattrs (trusted.overlay.*, user.overlay.*) from a node renamed
+    // out of a preview layer into the live venv.
+    void drop_overlay_xattrs(const stdfs::path& path);
     void set_mtime(const stdfs::path& path, std::int64_t mtime_ns);
-    // Copies `from` to `to` (created exclusively with `mode`) and fsyncs it.
+    // Copies `from` to `to` (created exclusively with `mode`) and fsyncs it: holes stay holes,
+    // and extended attributes, times and (as root) the owner are kept.
     void copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode);
     void fsync_dir(const stdfs::path& dir);
     // A new file written in pieces (a pack): created exclusively with `mode`, each write and the

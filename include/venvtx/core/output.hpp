@@ -2,6 +2,8 @@
 // debug log on stderr behind -v; both print around the progress line (core/progress.hpp).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 
@@ -31,7 +33,7 @@ public:
     // Whether a progress line may be drawn: stderr is a TTY, and not --json, -q or --no-progress.
     bool progress_allowed() const;
     // The one JSON document of this run (under --json).
-    void document(const std::string& json_text) const;
+    void document(const nlohmann::json& value) const;  // written by json_text()
 
 private:
     OutputOptions m_options;

@@ -43,6 +43,9 @@ struct SubprocessResult {
 // transaction restores as for any failed command); with no child running they end venvtx as
 // a crash would, which `recover` undoes. Call once, from main.
 void forward_interrupts_to_children();
+// The signal last forwarded to a child (0: none): a probe that ended because the user pressed
+// Ctrl-C says nothing about the venv.
+int forwarded_interrupt();
 
 // Starts `argv` in a new session, not waited for (it outlives this process); output discarded.
 void spawn_detached(const std::vector<std::string>& argv);

@@ -3,9 +3,9 @@
 // DT_RUNPATH), DT_RUNPATH, then ld.so.cache and the default directories ("system").
 #pragma once
 
+#include "venvtx/core/fact_cache.hpp"
 #include "venvtx/elf/elf_file.hpp"
 #include "venvtx/elf/system_libraries.hpp"
-#include "venvtx/core/fact_cache.hpp"
 #include "venvtx/venv/inventory.hpp"
 #include "venvtx/venv/layout.hpp"
 

@@ -4,13 +4,14 @@
 // only while its bytes hash to its content hash (RECORD's, where RECORD lists the file). Hashing 1 GB costs a
 // second that `pip uninstall` never pays; a rollback renames such a file back (key checked) and
 // never needs the hash, so the hash waits for whoever needs an object: `gc`, or a rollback
-// that must copy (see txn/settle.hpp).
+// that must copy (see capture/settle.hpp).
 #pragma once
 
 #include "venvtx/core/inode_key.hpp"
 #include "venvtx/store/database.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,12 @@ struct PendingCapture {
     std::string path;  // venv-relative
     InodeKey key;      // the staged file's, when it was staged (or renamed back there)
     std::string content_hash;  // "sha256=<urlsafe base64>" its bytes must hash to (see 0009)
+};
+
+// A pending capture with the staged file that holds it.
+struct PendingSource {
+    std::filesystem::path staged;
+    PendingCapture row;  // its entry in the removal, inode key and RECORD hash
 };
 
 // Adds rows, inside the caller's SQL transaction (History::save_entries).

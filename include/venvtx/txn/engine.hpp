@@ -2,6 +2,7 @@
 // -> commit, or restore the exact before-state.
 #pragma once
 
+#include "venvtx/capture/capture.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/context.hpp"
 #include "venvtx/txn/materialize.hpp"
@@ -51,14 +52,15 @@ struct TransactionPlan {
     // A rollback of a removal whose captures are pending: by venv path, the staged files that
     // are renamed into place (each checked by inode key before the journal is written).
     std::map<std::string, PendingSource> pending;
-    // A removal's RECORD hashes by venv path (where RECORD's size is the file's): a pending
-    // capture's content hash, recorded without reading the file (see store/pending_captures.hpp).
-    std::unordered_map<std::string, std::string> record_hashes;
+    // What a removal's capture knows without reading its files: RECORD's hashes, the files uv
+    // installed (see capture/capture.hpp).
+    CaptureHints hints;
 };
 
 // Runs `plan` against the venv. The store must be open and locked by the caller. Returns exit
 // code 0 (committed), 3 (probe failed, restored) or 4 (baseline failed, nothing changed);
 // throws Error on an internal failure after restoring (or marking the transaction interrupted).
+// Retention is the operation's to run once this returns (upkeep/gc.hpp, retain_after).
 Outcome run_transaction(const Context& context, const MutationOptions& options, Store& store,
                         TransactionPlan plan);
 

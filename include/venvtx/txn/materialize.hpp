@@ -5,9 +5,8 @@
 
 #include "venvtx/store/history.hpp"
 #include "venvtx/store/object_store.hpp"
-#include "venvtx/venv/layout.hpp"
-
 #include "venvtx/store/pending_captures.hpp"
+#include "venvtx/venv/layout.hpp"
 
 #include <cstdint>
 #include <map>
@@ -18,11 +17,6 @@
 namespace venvtx {
 
 enum class Side { before, after };
-
-struct PendingSource {
-    std::filesystem::path staged;
-    PendingCapture row;  // its entry in the removal, inode key and RECORD hash
-};
 
 struct MaterializeSources {
     // Staging area of the transaction being undone: holds before-images not yet adopted.

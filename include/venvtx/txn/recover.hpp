@@ -6,6 +6,7 @@
 #include "venvtx/txn/context.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace venvtx {
@@ -23,21 +24,5 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
 
 // Run at the start of every mutating command: recovers, or exits 5 when recovery fails.
 void recover_before_mutating(const Context& context, Store& store);
-
-// What every mutating command holds: the store, both locks, and a venv with no interrupted
-// transaction left (recovered first, or exit 5).
-class MutationSession {
-public:
-    MutationSession(const Context& context, std::optional<double> wait_s);
-    Store& store() { return m_store; }
-    MutationLock& lock() { return m_lock; }
-
-private:
-    Store m_store;
-    MutationLock m_lock;
-};
-
-// `venvtx recover`.
-Outcome recover(const Context& context, std::optional<double> wait_s);
 
 } // namespace venvtx

@@ -19,10 +19,14 @@ struct VenvLayout {
 // A venv-relative path as people read it: relative to site-packages when inside it.
 std::string display_path(const VenvLayout& layout, const std::string& rel);
 
-// --venv, else $VIRTUAL_ENV, else ./.venv. Throws a usage Error when none is a venv.
-VenvLayout find_venv(const std::optional<std::filesystem::path>& explicit_dir);
+// --venv, else $VIRTUAL_ENV, else ./.venv. Throws a usage Error when none is a venv. `store`:
+// --store, when given (see read_layout).
+VenvLayout find_venv(const std::optional<std::filesystem::path>& explicit_dir,
+                     const std::optional<std::filesystem::path>& store = std::nullopt);
 
-// Reads the layout of the venv at `dir` (which must hold pyvenv.cfg).
-VenvLayout read_layout(const std::filesystem::path& dir);
+// Reads the layout of the venv at `dir`, which must hold pyvenv.cfg or a venvtx history (in
+// `store`, else <dir>/.venvtx): a change that took pyvenv.cfg away must stay undoable.
+VenvLayout read_layout(const std::filesystem::path& dir,
+                       const std::optional<std::filesystem::path>& store = std::nullopt);
 
 } // namespace venvtx

@@ -5,8 +5,8 @@
 
 #include "venvtx/core/node_state.hpp"
 #include "venvtx/venv/inventory.hpp"
-#include "venvtx/venv/requirement.hpp"
 #include "venvtx/venv/layout.hpp"
+#include "venvtx/venv/requirement.hpp"
 
 #include <cstdint>
 #include <set>

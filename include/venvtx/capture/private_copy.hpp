@@ -1,0 +1,19 @@
+// A staged file that has another name gets a copy of its own: whatever writes through that name
+// must not change what the store keeps.
+#pragma once
+
+#include "venvtx/core/inode_key.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <sys/types.h>
+
+namespace venvtx {
+
+// Replaces `staged` by a private copy (mode `mode`, else its own) when its inode has another
+// name, unless `may_share` (see capture/capture.hpp, CaptureHints::uv_linked). Returns the
+// staged file's inode key (one lstat where nothing is copied).
+InodeKey keep_private(const std::filesystem::path& staged, std::optional<mode_t> mode = std::nullopt,
+                      bool may_share = false);
+
+} // namespace venvtx

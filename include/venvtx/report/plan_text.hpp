@@ -1,0 +1,17 @@
+// How a removal plan reads: short human text, or the contract's JSON (`remove --dry-run --json`).
+#pragma once
+
+#include "venvtx/core/output.hpp"
+#include "venvtx/elf/removal_impact.hpp"
+#include "venvtx/venv/removal_plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace venvtx {
+
+void say_removal_plan(const Output& out, const RemovalPlan& plan);
+void say_removal_impact(const Output& out, const VenvLayout& layout, const RemovalImpact& impact);
+// `remove --dry-run --json`: the plan and its impact.
+nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& impact);
+
+} // namespace venvtx

@@ -1,0 +1,21 @@
+// How a transaction reads: the contract's JSON object, a `log` line, the account `show` prints.
+#pragma once
+
+#include "venvtx/store/history.hpp"
+#include "venvtx/store/transaction_lines.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+// The contract's transaction object (docs/design.md, "The contract").
+nlohmann::json transaction_json(const TransactionRecord& record);
+
+// One line for `log`: id, state, kind, when, packages.
+std::string transaction_line(const TransactionLine& line);
+// The multi-line account `show` prints.
+std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries);
+
+} // namespace venvtx

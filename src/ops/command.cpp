@@ -1,0 +1,346 @@
+// run_command_transaction: capture, run the command, keep the pre-images of what changed.
+#include "venvtx/ops/command.hpp"
+
+#include "venvtx/capture/capture.hpp"
+#include "venvtx/capture/capture_choice.hpp"
+#include "venvtx/capture/command_capture.hpp"
+#include "venvtx/capture/live_scan.hpp"
+#include "venvtx/capture/snapshot.hpp"
+#include "venvtx/core/choice.hpp"
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
+#include "venvtx/core/mutation_trap.hpp"
+#include "venvtx/core/sha256.hpp"
+#include "venvtx/core/subprocess.hpp"
+#include "venvtx/ops/outside_changes.hpp"
+#include "venvtx/preview/upper_layer.hpp"
+#include "venvtx/store/object_keys.hpp"
+#include "venvtx/store/store.hpp"
+#include "venvtx/txn/engine.hpp"
+#include "venvtx/txn/mutation_session.hpp"
+#include "venvtx/txn/preview.hpp"
+#include "venvtx/txn/recover.hpp"
+#include "venvtx/upkeep/gc.hpp"
+#include "venvtx/venv/inventory.hpp"
+
+#include <cstdlib>
+#include <optional>
+#include <unistd.h>
+#include <map>
+#include <memory>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+namespace {
+
+std::vector<PackageChange> package_changes(const std::map<std::string, std::string>& before,
+                                           const std::map<std::string, std::string>& after) {
+    std::vector<PackageChange> changes;
+    for (const auto& [name, version] : before) {
+        auto now = after.find(name);
+        if (now == after.end()) {
+            changes.push_back({name, version, std::nullopt});
+        } else if (now->second != version) {
+            changes.push_back({name, version, now->second});
+        }
+    }
+    for (const auto& [name, version] : after) {
+        if (before.count(name) == 0) {
+            changes.push_back({name, std::nullopt, version});
+        }
+    }
+    return changes;
+}
+
+std::string last_line(std::string text) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+        text.pop_back();
+    }
+    size_t newline = text.rfind('\n');
+    return newline == std::string::npos ? text : text.substr(newline + 1);
+}
+
+SubprocessSpec command_spec(const Context& context, const CommandOptions& options) {
+    SubprocessSpec spec;
+    spec.argv = options.argv;
+    spec.env["VIRTUAL_ENV"] = context.layout.root.string();
+    const char* path = std::getenv("PATH");
+    spec.env["PATH"] = context.layout.scripts.string() + (path ? std::string(":") + path : "");
+    spec.env["PYTHONHOME"] = std::nullopt;
+    spec.inherit_output = !context.out.json();
+    return spec;
+}
+
+// "pip install" for `python -m pip install ...`, "uv pip" for uv, else the program's name.
+std::string command_name(const std::vector<std::string>& argv) {
+    if (argv.size() >= 4 && argv[1] == "-m") {
+        return argv[2] + " " + argv[3];
+    }
+    std::string name = stdfs::path(argv.front()).filename().string();
+    return argv.size() >= 3 && name == "uv" ? "uv " + argv[1] + " " + argv[2] : name;
+}
+
+void check_exit(const std::vector<std::string>& argv, const SubprocessResult& result) {
+    if (result.exit_code != 0) {
+        std::string detail = last_line(result.err); // captured under --json only
+        throw Error(ExitCode::usage, command_name(argv) + " exited with status " +
+                                         std::to_string(result.exit_code) + (detail.empty() ? "" : ": " + detail));
+    }
+}
+
+class CommandApply {
+public:
+    CommandApply(const Context& context, const CommandOptions& options, Store& store, MutationLock& lock,
+                 bool touch, std::map<std::string, InodeFacts> inodes)
+        : m_context(context), m_options(options), m_store(store), m_lock(lock), m_touch(touch),
+          m_inodes(std::move(inodes)) {}
+
+    void operator()(std::int64_t tx, TransactionPlan& plan, std::set<std::string>& new_objects) {
+        stdfs::path staging = m_store.objects().staging_dir(tx);
+        auto started = std::chrono::steady_clock::now();
+        auto lap = [&](const std::string& what) {
+            auto now = std::chrono::steady_clock::now();
+            m_context.out.debug(what + ": " +
+                                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count()) +
+                                " ms");
+            started = now;
+        };
+        CaptureTarget target{m_context.layout, m_store.root(), staging, tx};
+        std::unique_ptr<CommandCapture> capture =
+            m_touch ? make_touch_capture(target, m_store.history())
+                    : make_link_capture(target, plan.entries, std::move(m_inodes), m_options.copy_small_files);
+        SubprocessSpec spec = command_spec(m_context, m_options);
+        capture->prepare(spec);
+        lap(m_touch ? "watching the command" : capture->describe());
+        auto versions_before = installed_versions(m_context.layout);
+        std::optional<Error> failed; // a failed command is diffed too, so its changes are undone
+        try {
+            run_command(spec);
+        } catch (const Error& error) {
+            failed = error;
+        }
+        lap(m_touch ? "command (" + capture->describe() + ")" : "command");
+        CommandDiff diff = capture->diff();
+        lap("diff");
+        auto objects = hash_pre_images(staging, diff.changed, new_objects);
+        lap("hashed pre-images");
+        m_store.history().finish_snapshot(tx, diff.unchanged, diff.changed, diff.added, objects);
+        lap("index");
+        record_object_keys(m_store, adopt_captured(m_store.objects(), tx, diff.changed));
+        discard_links(staging, tx);
+        lap("adopted");
+        plan.entries = std::move(diff.changed);
+        plan.entries.insert(plan.entries.end(), diff.added.begin(), diff.added.end());
+        plan.packages = package_changes(versions_before, installed_versions(m_context.layout));
+        m_store.history().set_packages(tx, plan.packages);
+        lap("package diff");
+        if (failed) {
+            throw *failed;
+        }
+        plan.unrestorable = diff.in_place;
+        if (!diff.in_place.empty()) {
+            std::string message = std::to_string(diff.in_place.size()) +
+                                  " file(s) changed in place, no pre-image kept (use --copy): " + diff.in_place.front();
+            m_store.history().set_message(tx, message);
+            m_context.out.verdict("warning: " + message);
+        }
+    }
+
+private:
+    // The links of unchanged files (thousands, with link capture) go to trash/, deleted by a
+    // detached `rm` so the command does not wait for them; they share inodes with live venv
+    // files and cost no space.
+    void discard_links(const stdfs::path& staging, std::int64_t tx) {
+        stdfs::path trash = m_store.root() / "trash";
+        Fs::instance().mkdirs(trash);
+        stdfs::path target = trash / (std::to_string(tx) + "-" + std::to_string(::getpid()));
+        Fs::instance().rename(staging, target);
+        spawn_detached({"rm", "-rf", "--one-file-system", target.string()});
+    }
+
+    // <venv>/.lock is uv's lock as well as ours: any command may run uv (`sh -c 'uv pip ...'`) and
+    // must be able to take it. The store's lock, held throughout, keeps other venvtx out.
+    void run_command(const SubprocessSpec& spec) {
+        m_lock.venv_lock().release();
+        SubprocessResult result = run_subprocess(spec);
+        m_lock.venv_lock().reacquire();
+        check_exit(m_options.argv, result);
+    }
+
+    std::vector<std::pair<std::string, std::uint64_t>> hash_pre_images(const stdfs::path& staging,
+                                                                       std::vector<Entry>& changed,
+                                                                       std::set<std::string>& new_objects) {
+        std::vector<stdfs::path> paths;
+        std::vector<Entry*> files;
+        for (auto& entry : changed) {
+            if (entry.before.type == NodeType::file) {
+                paths.push_back(staging / std::to_string(entry.id));
+                files.push_back(&entry);
+            }
+        }
+        std::vector<FileDigest> digests = sha256_files(paths);
+        std::vector<std::pair<std::string, std::uint64_t>> objects;
+        for (size_t i = 0; i < files.size(); ++i) {
+            files[i]->before.object = digests[i].hex;
+            if (!m_store.history().has_object(digests[i].hex) && new_objects.insert(digests[i].hex).second) {
+                objects.emplace_back(digests[i].hex, digests[i].size);
+            }
+        }
+        return objects;
+    }
+
+    const Context& m_context;
+    const CommandOptions& m_options;
+    Store& m_store;
+    MutationLock& m_lock;
+    bool m_touch;
+    std::map<std::string, InodeFacts> m_inodes;
+};
+
+// --capture auto: touch where the kernel allows it, unless --copy asks for link capture or
+// an install would rewrite a large share of the venv (see capture_choice.hpp).
+bool use_touch_capture(const Context& context, const CommandOptions& options) {
+    if (options.capture == CaptureMode::link) {
+        return false;
+    }
+    if (options.capture == CaptureMode::touch) {
+        if (options.copy_small_files) {
+            throw usage_error("--copy goes with --capture link (touch capture copies what is written in place anyway)");
+        }
+        if (!MutationTrap::supported()) {
+            throw usage_error("--capture touch needs seccomp user notification (x86_64 Linux 5.5+), "
+                              "which this system refuses; use --capture link");
+        }
+        return true;
+    }
+    if (options.copy_small_files || !MutationTrap::supported()) {
+        return false;
+    }
+    CaptureEstimate estimate = estimate_capture(context.layout, options.specs);
+    context.out.debug("capture: the named distributions hold " + std::to_string(estimate.named_files) + " of " +
+                      std::to_string(estimate.venv_files) + " recorded files: " +
+                      (estimate.prefer_link() ? "link" : "touch") + " capture");
+    return !estimate.prefer_link();
+}
+
+TransactionPlan in_place_plan(const Context& context, const CommandOptions& options, Store& store, MutationLock& lock,
+                              bool touch) {
+    TransactionPlan plan;
+    plan.kind = options.kind;
+    std::map<std::string, InodeFacts> inodes;
+    if (!touch) { // link capture journals the whole venv first
+        auto started = std::chrono::steady_clock::now();
+        VenvSnapshot snapshot = snapshot_venv(context.layout, store.root());
+        context.out.debug("snapshot of " + std::to_string(snapshot.states.size()) + " paths: " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::steady_clock::now() - started).count()) + " ms");
+        for (const auto& [path, state] : snapshot.states) {
+            Entry entry;
+            entry.path = path;
+            entry.before = state;
+            entry.after = state;
+            entry.progress = EntryProgress::snapshot;
+            plan.entries.push_back(std::move(entry));
+        }
+        inodes = std::move(snapshot.inodes);
+    }
+    plan.apply = CommandApply(context, options, store, lock, touch, std::move(inodes));
+    plan.restore = [&context, &store, kind = options.kind](std::int64_t tx) {
+        return restore_journaled(context, store, tx, kind); // also right when the command failed halfway
+    };
+    return plan;
+}
+
+} // namespace
+
+CaptureMode capture_mode_from(const std::string& text) {
+    return choice_from<CaptureMode>("--capture", text,
+                                    {{"auto", CaptureMode::automatic}, {"touch", CaptureMode::touch},
+                                     {"link", CaptureMode::link}});
+}
+
+Installer installer_from(const std::string& text) {
+    return choice_from<Installer>("--installer", text,
+                                  {{"auto", Installer::automatic}, {"pip", Installer::pip}, {"uv", Installer::uv}});
+}
+
+std::vector<std::string> installer_command(const VenvLayout& layout, Installer installer,
+                                           const std::vector<std::string>& specs,
+                                           const std::vector<std::string>& extra_args) {
+    if (installer == Installer::automatic) {
+        SubprocessSpec probe_uv;
+        probe_uv.argv = {"sh", "-c", "command -v uv"};
+        installer = run_subprocess(probe_uv).exit_code == 0 ? Installer::uv : Installer::pip;
+    }
+    std::vector<std::string> argv;
+    if (installer == Installer::uv) {
+        argv = {"uv", "pip", "install", "--python", layout.python.string()};
+    } else {
+        argv = {layout.python.string(), "-m", "pip", "install", "--disable-pip-version-check"};
+    }
+    argv.insert(argv.end(), specs.begin(), specs.end());
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    return argv;
+}
+
+Outcome run_command_transaction(const Context& context, const CommandOptions& options) {
+    if (options.argv.empty()) {
+        throw usage_error("no command to run: venvtx run -- CMD [ARGS...]");
+    }
+    if (!find_program(options.argv.front())) {
+        throw usage_error("command not found: " + options.argv.front() + " (nothing was changed)");
+    }
+    if (options.mutation.dry_run && !options.mutation.probe.code.empty() &&
+        options.mutation.preview != PreviewMode::never) {
+        return run_what_if(context, options.mutation, command_name(options.argv),
+                           [&] {
+                               check_exit(options.argv, run_subprocess(command_spec(context, options)));
+                               return nlohmann::json::object();
+                           },
+                           {{"argv", options.argv}}, ""); // the command prints on the terminal
+    }
+    if (options.mutation.dry_run) {
+        context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");
+        return {};
+    }
+    bool previewing = preview_skipped(options.mutation).empty();
+    std::optional<bool> touch;
+    if (!previewing) {
+        touch = use_touch_capture(context, options); // a bad --capture is refused before the store exists
+    }
+    MutationSession session(context, options.mutation.wait_s);
+    Store& store = session.store();
+    auto versions_before = installed_versions(context.layout);
+    LiveScan live_before = scan_live(context.layout, context.store_root);
+    bool linked = false; // link capture links every file first, which moves every ctime: its own diff sees all
+    PreviewedChange change;
+    change.kind = options.kind;
+    change.in_view = [&] {
+        check_exit(options.argv, run_subprocess(command_spec(context, options)));
+        return nlohmann::json{{"versions", installed_versions(context.layout)}};
+    };
+    change.plan = [&](const PreviewResult& preview) {
+        if (!preview.used) {
+            linked = !(touch ? *touch : use_touch_capture(context, options));
+            return in_place_plan(context, options, store, session.lock(), !linked);
+        }
+        TransactionPlan plan;
+        plan.kind = options.kind;
+        if (preview.change.contains("versions")) {
+            plan.packages = package_changes(versions_before, preview.change["versions"]);
+        }
+        if (!preview.failure && !preview.probe_failed() && !preview.baseline_failed()) {
+            plan.entries = read_upper_layer(preview.layer, context.layout, hidden_from_preview(context));
+        }
+        return plan;
+    };
+    Outcome outcome = run_previewed(context, options.mutation, store, change);
+    if (!linked) {
+        outcome = with_outside_changes(context, store, live_before, std::move(outcome));
+    }
+    return retain_after(context, store, std::move(outcome));
+}
+
+} // namespace venvtx

@@ -1,0 +1,56 @@
+// with_outside_changes: scan again, drop what the journal covers (a path or one of its
+// directories), name the rest.
+#include "venvtx/ops/outside_changes.hpp"
+
+#include <chrono>
+#include <set>
+
+namespace venvtx {
+
+namespace {
+
+bool covered(const std::set<std::string>& journaled, std::string path) {
+    for (;;) {
+        if (journaled.count(path) > 0) {
+            return true;
+        }
+        std::size_t slash = path.rfind('/');
+        if (slash == std::string::npos) {
+            return false;
+        }
+        path.resize(slash);
+    }
+}
+
+} // namespace
+
+Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before, Outcome outcome) {
+    auto started = std::chrono::steady_clock::now();
+    LiveScan after = scan_live(context.layout, context.store_root);
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    context.out.debug("scanned the live venv after the command: " + std::to_string(after.size()) + " paths in " +
+                      std::to_string(took.count()) + " s");
+    std::set<std::string> journaled;
+    if (outcome.tx) {
+        for (const auto& entry : store.history().entries(outcome.tx->id)) {
+            journaled.insert(entry.path);
+        }
+    }
+    nlohmann::json outside = nlohmann::json::array();
+    for (const auto& change : live_changes(before, after)) {
+        if (!covered(journaled, change.path)) {
+            outside.push_back({{"path", change.path}, {"change", change.change}});
+        }
+    }
+    if (outside.empty()) {
+        return outcome;
+    }
+    outcome.extra["changed_outside"] = outside;
+    const nlohmann::json& first = outside.front();
+    context.out.verdict("warning: the live venv changed outside this transaction, and venvtx cannot undo it "
+                        "(it kept no pre-image): " + std::to_string(outside.size()) + " path(s), e.g. " +
+                        first["path"].get<std::string>() + " (" + first["change"].get<std::string>() + ")");
+    return outcome;
+}
+
+} // namespace venvtx

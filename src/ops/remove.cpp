@@ -1,0 +1,187 @@
+// remove_distributions: plan and impact under the locks, then one transaction (or, with
+// --keep-going, a search for the largest subset that passes).
+#include "venvtx/ops/remove.hpp"
+
+#include "venvtx/core/confinement.hpp"
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/progress.hpp"
+#include "venvtx/elf/removal_impact.hpp"
+#include "venvtx/ops/keep_going.hpp"
+#include "venvtx/report/plan_text.hpp"
+#include "venvtx/store/indexed_facts.hpp"
+#include "venvtx/txn/engine.hpp"
+#include "venvtx/txn/mutation_session.hpp"
+#include "venvtx/txn/preview.hpp"
+#include "venvtx/upkeep/gc.hpp"
+#include "venvtx/venv/inventory.hpp"
+#include "venvtx/venv/names.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace venvtx {
+
+namespace {
+
+// Removed files that the newest passing probe had mapped (e.g. preloaded with ctypes).
+std::vector<std::string> footprint_hits(Store* store, const RemovalPlan& plan) {
+    std::vector<std::string> hits;
+    if (!store) {
+        return hits;
+    }
+    auto record = store->history().newest_passing_probe();
+    if (!record) {
+        return hits;
+    }
+    const auto& report = record->probe && record->probe->value("passed", false) ? record->probe : record->baseline;
+    std::set<std::string> mapped;
+    for (const auto& path : probe_report_from_json(*report).mapped) {
+        mapped.insert(path);
+    }
+    for (const auto& planned : plan.files) {
+        if (mapped.count(planned.path) != 0) {
+            hits.push_back(planned.path + " (mapped by the probe of tx " + std::to_string(record->id) + ")");
+        }
+    }
+    return hits;
+}
+
+PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& options, Store* store) {
+    PlannedRemoval planned;
+    IndexedFacts facts(store);
+    {
+        Progress::Phase phase("reading the venv's distributions");
+        planned.inventory = scan_inventory(context.layout, &facts);
+        planned.plan = plan_removal(context.layout, planned.inventory, options.patterns, context.store_root);
+    }
+    {
+        Progress::Phase phase("reading shared libraries");
+        LibraryIndex index(context.layout, planned.inventory, context.store_root, SystemLibraries::load(), &facts);
+        planned.impact = analyze_removal(index, planned.plan, planned.inventory);
+        for (const auto& problem : index.problems()) {
+            context.out.debug("unreadable shared object " + problem);
+        }
+    }
+    try {
+        facts.save();
+    } catch (const Error& error) { // a cache: the plan stands without it
+        context.out.debug("facts not kept for the next plan: " + std::string(error.what()));
+    }
+    planned.impact.footprint = footprint_hits(store, planned.plan);
+    say_removal_plan(context.out, planned.plan);
+    say_removal_impact(context.out, context.layout, planned.impact);
+    return planned;
+}
+
+// The venv's installer (pip: `venvtx install` and pip itself run it) goes only with --force.
+void refuse_removing_installer(const Context& context, const RemoveOptions& options) {
+    if (options.mutation.force) {
+        return;
+    }
+    for (const auto& installed : installed_versions(context.layout)) {
+        bool named = std::any_of(options.patterns.begin(), options.patterns.end(),
+                                 [&](const std::string& pattern) { return name_matches(pattern, installed.first); });
+        if (named && normalize_name(installed.first) == "pip") {
+            throw usage_error("refusing to remove pip: it is this venv's installer (`venvtx install` runs it); "
+                              "--force removes it anyway; nothing was changed");
+        }
+    }
+}
+
+} // namespace
+
+nlohmann::json remove_in_view(const VenvLayout& layout, const RemovalPlan& plan) {
+    // Outside the fs seam on purpose: this runs in the preview's worker, inside the private view,
+    // where nothing is live (the upper layer gets whiteouts) and failpoints count live steps only.
+    // Still contained: the parent is opened beneath the venv root without following symlinks.
+    auto remove = [&](const std::string& rel, int flags) {
+        ParentDir parent = Confinement::instance().open_parent(layout.root / rel);
+        if (::unlinkat(parent.dir.get(), parent.leaf.c_str(), flags) != 0 && errno != ENOENT) {
+            throw system_error("remove " + rel + " in the preview", errno);
+        }
+    };
+    for (const auto& planned : plan.files) {
+        remove(planned.path, 0);
+    }
+    for (const auto& planned : plan.dirs) { // deepest first
+        remove(planned.path, AT_REMOVEDIR);
+    }
+    return nlohmann::json::object();
+}
+
+TransactionPlan removal_transaction(const RemovalPlan& removal) {
+    TransactionPlan plan;
+    plan.kind = "remove";
+    std::set<std::string> by_uv;
+    for (const Distribution* dist : removal.targets) {
+        plan.packages.push_back({dist->name, dist->version, std::nullopt});
+        if (dist->installer == "uv") {
+            by_uv.insert(dist->name);
+        }
+    }
+    for (const auto& group : {&removal.files, &removal.dirs}) {
+        for (const auto& planned : *group) {
+            Entry entry;
+            entry.path = planned.path;
+            entry.before = planned.state;
+            entry.owner = planned.owner;
+            if (!planned.record_hash.empty()) {
+                plan.hints.record_hashes[planned.path] = planned.record_hash;
+            }
+            if (by_uv.count(planned.owner) > 0) {
+                plan.hints.uv_linked.insert(planned.path);
+            }
+            plan.entries.push_back(std::move(entry));
+        }
+    }
+    return plan;
+}
+
+Outcome remove_distributions(const Context& context, const RemoveOptions& options) {
+    refuse_removing_installer(context, options);
+    if (options.mutation.dry_run && !options.mutation.probe.code.empty() &&
+        options.mutation.preview == PreviewMode::never) {
+        throw usage_error("--dry-run with --probe tries the removal in a private view, which --preview never "
+                          "forbids: drop one of them");
+    }
+    if (options.mutation.dry_run) {
+        std::optional<Store> history; // read only: a dry run creates no store
+        if (Store::exists(context.store_root)) {
+            history.emplace(context.store_root, false);
+        }
+        PlannedRemoval planned = plan_with_impact(context, options, history ? &*history : nullptr);
+        if (!options.mutation.probe.code.empty()) {
+            return run_what_if(context, options.mutation, "the removal",
+                               [&] { return remove_in_view(context.layout, planned.plan); },
+                               removal_plan_json(planned.plan, planned.impact),
+                               "what-if: removing in a private view and probing");
+        }
+        if (context.out.json()) {
+            context.out.document(removal_plan_json(planned.plan, planned.impact));
+        }
+        context.out.say("dry run: nothing changed");
+        return {ExitCode::ok, std::nullopt, true, {}};
+    }
+    if (!Store::exists(context.store_root)) {
+        select_targets(scan_inventory(context.layout), options.patterns); // bad input leaves no store behind
+    }
+    // Plan under the locks: another venvtx (or uv) may change the venv until we hold them.
+    MutationSession session(context, options.mutation.wait_s);
+    Store& store = session.store();
+    PlannedRemoval planned = plan_with_impact(context, options, &store);
+    if (options.keep_going) {
+        return retain_after(context, store, remove_keep_going(context, options, store, planned));
+    }
+    PreviewedChange change;
+    change.kind = "remove";
+    change.in_view = [&] { return remove_in_view(context.layout, planned.plan); };
+    change.plan = [&](const PreviewResult&) { return removal_transaction(planned.plan); };
+    change.progress_label = "removing in a private view and probing";
+    return retain_after(context, store, run_previewed(context, options.mutation, store, change));
+}
+
+} // namespace venvtx

@@ -1,0 +1,80 @@
+// A removal plan, said: what goes, which libraries lose their last provider, what breaks.
+#include "venvtx/report/plan_text.hpp"
+
+namespace venvtx {
+
+void say_removal_plan(const Output& out, const RemovalPlan& plan) {
+    out.say("remove " + std::to_string(plan.targets.size()) + " distribution(s): " +
+            std::to_string(plan.files.size()) + " files, " + std::to_string(plan.dirs.size()) +
+            " directories, " + human_bytes(plan.bytes));
+    for (const Distribution* dist : plan.targets) {
+        out.say("  " + dist->name + " " + dist->version);
+    }
+    for (const auto& shared : plan.shared_kept) {
+        out.say("  keeping " + shared.path + ": " + shared.kept_for + " also owns it");
+    }
+    if (!plan.missing.empty()) {
+        out.debug(std::to_string(plan.missing.size()) + " RECORD path(s) already missing, e.g. " +
+                  plan.missing.front());
+    }
+    for (const auto& broken : plan.broken_requirements) {
+        out.verdict("warning: " + broken.dependent + " stays but requires " + broken.removed + " (" +
+                    broken.requirement + ")");
+    }
+}
+
+void say_removal_impact(const Output& out, const VenvLayout& layout, const RemovalImpact& impact) {
+    if (!impact.lost.empty()) {
+        out.say("shared libraries that would lose their last venv provider:");
+    }
+    for (const auto& lost : impact.lost) {
+        std::string owners;
+        for (const auto& owner : lost.provider_owners) {
+            owners += (owners.empty() ? "" : ", ") + owner;
+        }
+        out.say("  " + lost.soname + " (from " + owners + ")");
+        for (const auto& consumer : lost.consumers) {
+            std::string after = consumer.after.kind == Resolution::Kind::system
+                                    ? "falls back to " + consumer.after.path + ": not the same file"
+                                    : std::string("would be missing");
+            out.say("    needed by " + display_path(layout, consumer.path) + " (" + consumer.owner + "): " + after);
+        }
+    }
+    for (const auto& note : impact.no_shared_library) {
+        out.say("  " + note.name + ": " + note.note);
+    }
+    for (const auto& hit : impact.footprint) {
+        out.say("  loaded by an earlier passing probe: " + hit);
+    }
+    for (const auto& dist : impact.unanalysed) {
+        out.say("  libraries not analysed: " + dist.reason);
+    }
+}
+
+nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& impact) {
+    nlohmann::json targets = nlohmann::json::array();
+    for (const Distribution* dist : plan.targets) {
+        targets.push_back({{"name", dist->name}, {"version", dist->version}});
+    }
+    nlohmann::json shared = nlohmann::json::array();
+    for (const auto& file : plan.shared_kept) {
+        shared.push_back({{"path", file.path}, {"kept_for", file.kept_for}});
+    }
+    nlohmann::json broken = nlohmann::json::array();
+    for (const auto& requirement : plan.broken_requirements) {
+        broken.push_back({{"dependent", requirement.dependent},
+                          {"requires", requirement.requirement},
+                          {"removed", requirement.removed}});
+    }
+    nlohmann::json json = {{"dry_run", true},
+                           {"broken_requirements", broken},
+                           {"packages", targets},
+                           {"files", plan.files.size()},
+                           {"directories", plan.dirs.size()},
+                           {"bytes", plan.bytes},
+                           {"shared_kept", shared}};
+    json.update(removal_impact_json(impact));
+    return json;
+}
+
+} // namespace venvtx

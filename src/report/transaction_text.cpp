@@ -1,0 +1,151 @@
+// A transaction record, rendered for `--json`, `log` and `show`.
+#include "venvtx/report/transaction_text.hpp"
+
+#include "venvtx/core/output.hpp"
+#include "venvtx/probe/probe.hpp"
+
+#include <cstdio>
+
+namespace venvtx {
+
+namespace {
+
+nlohmann::json optional_json(const std::optional<std::string>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+std::string version_change(const PackageChange& change) {
+    return change.name + " " + change.before.value_or("-") + " -> " + change.after.value_or("-");
+}
+
+} // namespace
+
+nlohmann::json transaction_json(const TransactionRecord& record) {
+    nlohmann::json packages = nlohmann::json::array();
+    for (const auto& change : record.packages) {
+        packages.push_back({{"name", change.name},
+                            {"before", optional_json(change.before)},
+                            {"after", optional_json(change.after)}});
+    }
+    auto maybe_id = [](const std::optional<std::int64_t>& id) {
+        return id ? nlohmann::json(*id) : nlohmann::json();
+    };
+    return {{"id", record.id},
+            {"kind", record.kind},
+            {"state", to_string(record.state)},
+            {"started_at", record.started_at},
+            {"finished_at", optional_json(record.finished_at)},
+            {"argv", record.argv},
+            {"packages", packages},
+            {"files",
+             {{"added", record.files.added},
+              {"removed", record.files.removed},
+              {"modified", record.files.modified},
+              {"bytes", record.files.bytes}}},
+            {"baseline", record.baseline.value_or(nlohmann::json())},
+            {"probe", record.probe.value_or(nlohmann::json())},
+            {"live_probe", record.live_probe.value_or(nlohmann::json())},
+            {"preview", record.preview.value_or(nlohmann::json())},
+            {"undoes", maybe_id(record.undoes)},
+            {"undone_by", maybe_id(record.undone_by)},
+            {"message", optional_json(record.message)},
+            {"restored", record.restored ? nlohmann::json(*record.restored) : nlohmann::json()},
+            {"unrestored", record.unrestored},
+            {"pruned_from", record.pruned_from ? nlohmann::json(to_string(*record.pruned_from)) : nlohmann::json()}};
+}
+
+std::string transaction_line(const TransactionLine& tx) {
+    char head[96];
+    std::snprintf(head, sizeof head, "%4lld  %-11s  %-8s  %s ", static_cast<long long>(tx.id), to_string(tx.state),
+                  tx.kind.c_str(), tx.started_at.c_str());
+    std::string line = head;
+    for (std::size_t i = 0; i < tx.packages.size(); ++i) {
+        line += (i ? ", " : "") + tx.packages[i];
+    }
+    if (tx.packages.empty()) {
+        line += "-";
+    }
+    if (tx.undoes) {
+        line += " (undoes " + std::to_string(*tx.undoes) + ")";
+    }
+    if (tx.undone_by) {
+        line += " (undone by " + std::to_string(*tx.undone_by) + ")";
+    }
+    return line;
+}
+
+namespace {
+
+// As a shell would need it typed: bare when safe, else in single quotes.
+std::string shell_quoted(const std::string& arg) {
+    const char* safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
+    if (!arg.empty() && arg.find_first_not_of(safe) == std::string::npos) {
+        return arg;
+    }
+    std::string quoted = "'";
+    for (char c : arg) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
+} // namespace
+
+std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries) {
+    std::string text = "tx " + std::to_string(record.id) + ": " + record.kind + ", " + to_string(record.state) +
+                       "\n  started  " + record.started_at + "\n  finished " +
+                       record.finished_at.value_or("-") + "\n  command  ";
+    for (const auto& arg : record.argv) {
+        text += shell_quoted(arg.get<std::string>()) + " ";
+    }
+    text += "\n  packages\n";
+    for (const auto& change : record.packages) {
+        text += "    " + version_change(change) + "\n";
+    }
+    text += "  files    " + std::to_string(record.files.removed) + " removed, " +
+            std::to_string(record.files.added) + " added, " + std::to_string(record.files.modified) +
+            " modified, " + human_bytes(static_cast<std::uint64_t>(record.files.bytes)) + " (" +
+            std::to_string(entries.size()) + " paths in all)\n";
+    if (record.restored) {
+        text += *record.restored ? "  restored every path, checked\n"
+                                 : "  NOT restored: " + std::to_string(record.unrestored.size()) + " path(s):";
+        for (const auto& path : record.unrestored) {
+            text += " " + path;
+        }
+        text += *record.restored ? "" : "\n";
+    }
+    if (record.preview) {
+        text += record.preview->value("used", false)
+                    ? "  preview  the change was probed in a private view first\n"
+                    : "  preview  not used: " + record.preview->value("reason", std::string()) + "\n";
+    }
+    bool previewed = record.preview && record.preview->value("used", false);
+    const std::pair<const char*, const std::optional<nlohmann::json>*> probes[] = {
+        {"baseline", &record.baseline},
+        {previewed ? "probe (preview)" : "probe", &record.probe},
+        {"probe (live)", &record.live_probe}};
+    for (const auto& [which, report_ptr] : probes) {
+        const auto& report = *report_ptr;
+        if (!report) {
+            continue;
+        }
+        ProbeReport probe = probe_report_from_json(*report);
+        text += std::string("  ") + which + (probe.passed ? " passed" : " FAILED: " + probe.error.value_or(""));
+        if (probe.gpus) {
+            for (const auto& gpu : *probe.gpus) {
+                text += "\n    GPU " + std::to_string(gpu.index) + " " + gpu.name + ": " +
+                        (gpu.ok ? "ok" : gpu.error.value_or("failed"));
+            }
+        }
+        text += "\n";
+    }
+    if (record.message) {
+        text += "  note     " + *record.message + "\n";
+    }
+    if (record.undone_by) {
+        text += "  undone by tx " + std::to_string(*record.undone_by) + "\n";
+    }
+    return text;
+}
+
+} // namespace venvtx

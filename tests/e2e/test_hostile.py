@@ -1,0 +1,564 @@
+"""Off the beaten path (issue 22): numbers out of range, bytes that are not UTF-8, a change that
+takes pyvenv.cfg away. Each case was seen to lose data, wedge the venv or lie; each test checks
+the tree with its own hash (full_tree_hash: content, type, mode, owner, mtime, xattrs, nlink,
+allocated blocks), never with venvtx's word."""
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+
+from support import VenvTestCase, tree_hash
+
+
+def full_tree_hash(root, skip_top=(".venvtx", ".lock")):
+    """path (bytes) -> every fact a restore must keep: type, mode, uid, gid, size, mtime_ns,
+    content or link target, xattrs, nlink, st_blocks. Directories leave out mtime (a restore
+    recreates their entries) and size."""
+    import hashlib
+    result = {}
+    root_b = os.fsencode(root)
+    for dirpath, dirnames, filenames in os.walk(root_b):
+        rel_dir = os.path.relpath(dirpath, root_b)
+        if rel_dir == b".":
+            dirnames[:] = [d for d in dirnames if os.fsdecode(d) not in skip_top]
+            filenames = [f for f in filenames if os.fsdecode(f) not in skip_top]
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            facts = [stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid]
+            if stat.S_ISREG(st.st_mode):
+                with open(path, "rb") as f:
+                    facts += [st.st_size, st.st_mtime_ns, hashlib.sha256(f.read()).hexdigest(),
+                              st.st_nlink, st.st_blocks]
+            elif stat.S_ISLNK(st.st_mode):
+                facts.append(os.readlink(path))
+            try:
+                names = sorted(os.listxattr(path, follow_symlinks=False))
+                facts.append([(n, os.getxattr(path, n, follow_symlinks=False)) for n in names])
+            except OSError:
+                facts.append(None)
+            result[os.path.normpath(os.path.join(rel_dir, name))] = tuple(facts)
+    return result
+
+
+class Numbers(VenvTestCase):
+    """Every number is parsed with its range: out of range is exit 2, one line, nothing changed."""
+
+    def setUp(self):
+        super().setUp()
+        for name in ("sglang", "flash-attn"):
+            self.assertEqual(self.venvtx("remove", name).returncode, 0)
+
+    def index_rows(self):
+        db = sqlite3.connect(os.path.join(self.venv, ".venvtx", "index.sqlite"))
+        try:
+            return (db.execute("SELECT id, state, pruned_from FROM transactions ORDER BY id").fetchall(),
+                    db.execute("SELECT name, value FROM settings ORDER BY name").fetchall())
+        finally:
+            db.close()
+
+    def test_durations_and_sizes_past_their_range_prune_nothing(self):
+        for args in (["--older-than", "16000000000000w"], ["--older-than", "1e18w"],
+                     ["--set-policy", "--older-than", "1e18w"], ["--max-size", "20000000T"],
+                     ["--set-policy", "--keep", "3", "--max-size", "20000000T"]):
+            with self.subTest(args=args):
+                before, tree = self.index_rows(), full_tree_hash(self.venv)
+                proc = self.venvtx("gc", *args)
+                self.assertOneLineError(proc, 2)
+                self.assertEqual(before, self.index_rows(), proc.stdout)
+                self.assertEqual(tree, full_tree_hash(self.venv))
+
+    def test_a_policy_that_keeps_nothing_is_never_saved(self):
+        for args in (["--keep", "0"], ["--older-than", "0s"], ["--older-than", "0.1s"]):
+            with self.subTest(args=args):
+                before = self.index_rows()
+                proc = self.venvtx("gc", "--set-policy", *args)
+                self.assertOneLineError(proc, 2)
+                self.assertIn("--set-policy", proc.stderr)
+                self.assertEqual(before, self.index_rows())
+        # The one-off run may still prune everything: the user asked for it, and nothing is saved.
+        proc = self.venvtx("gc", "--keep", "0")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.index_rows()[1], [])
+
+    def test_a_policy_saved_out_of_range_by_an_older_venvtx_prunes_nothing(self):
+        db = sqlite3.connect(os.path.join(self.venv, ".venvtx", "index.sqlite"))
+        with db:
+            for name, value in (("keep_last", "none"), ("keep_seconds", "-9223372036854775808"),
+                                ("max_bytes", "none"), ("automatic", "1")):
+                db.execute("INSERT INTO settings (name, value) VALUES (?, ?) "
+                           "ON CONFLICT(name) DO UPDATE SET value = excluded.value", (name, value))
+        db.close()
+        before = full_tree_hash(self.venv)
+        self.assertEqual(self.venvtx("remove", "flashinfer-python").returncode, 0)
+        transactions = self.index_rows()[0]
+        self.assertEqual([row[1] for row in transactions], ["committed"] * 3, transactions)
+        self.assertEqual([row[2] for row in transactions], [None] * 3, "pruned by a poisoned policy")
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        after = full_tree_hash(self.venv)
+        self.assertEqual(sorted(before), sorted(after))
+        self.assertEqual(tree_hash_of_facts(before), tree_hash_of_facts(after))
+
+    def test_seconds_and_counts_past_their_range(self):
+        tree = full_tree_hash(self.venv)
+        for args in (["remove", "flashinfer-python", "--probe", "import sys", "--probe-timeout", "1e16"],
+                     ["remove", "flashinfer-python", "--probe-timeout", "inf"],
+                     ["remove", "flashinfer-python", "--wait", "1e300"],
+                     ["remove", "flashinfer-python", "--keep-going", "--jobs", "100000"],
+                     ["probe", "--probe-timeout", "1e16", "--probe", "import sys"],
+                     ["recover", "--wait", "nan"],
+                     ["log", "-n", "99999999999999999999"],
+                     ["log", "-n", "0"]):
+            with self.subTest(args=args):
+                proc = self.venvtx(*args)
+                self.assertOneLineError(proc, 2)
+                self.assertEqual(tree, full_tree_hash(self.venv))
+
+
+def tree_hash_of_facts(tree):
+    """The facts a rollback restores for a path that was removed and put back (it is a new
+    directory entry: directories' link counts and files' blocks stay as the filesystem made them)."""
+    return {path: facts[:2] + facts[4:7] if facts[0] == stat.S_IFREG else facts[:2]
+            for path, facts in tree.items()}
+
+
+class AnyBytes(VenvTestCase):
+    """Names and probe output that are not UTF-8 go through text and JSON (PEP 383 escapes)."""
+
+    PROBE = "import os; os.write(2, b'caf\\xe9 \\xff\\n')"
+
+    def test_a_passing_probe_that_prints_latin1_commits_in_place_and_previewed(self):
+        for preview in ("never", "auto"):
+            with self.subTest(preview=preview):
+                before = tree_hash(self.venv)
+                proc, tx = self.venvtx_json("remove", "flash-attn", "--preview", preview, "--probe", self.PROBE)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual(tx["state"], "committed")
+                proc, log = self.venvtx_json("log")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual([t["state"] for t in log if t["id"] == tx["id"]], ["committed"])
+                self.assertEqual(self.venvtx("show", str(tx["id"])).returncode, 0)
+                proc = self.venvtx("rollback")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertTreeEqual(before, tree_hash(self.venv))
+
+    def test_a_failing_probe_with_latin1_output_restores_and_reports_in_json(self):
+        probe = "import os; os.write(2, b'\\xe9chec\\n'); raise SystemExit(7)"
+        for preview in ("never", "auto"):
+            with self.subTest(preview=preview):
+                before = full_tree_hash(self.venv)
+                proc, tx = self.venvtx_json("remove", "flash-attn", "--no-baseline", "--preview", preview,
+                                            "--probe", probe)
+                self.assertEqual(proc.returncode, 3, proc.stderr)
+                self.assertIn(tx["state"], ("rolled_back", "aborted"))
+                self.assertEqual(before, full_tree_hash(self.venv))
+                self.assertEqual(self.venvtx_json("log")[0].returncode, 0)
+
+    def test_a_file_name_that_is_not_utf8_round_trips_through_show_json(self):
+        name = b"caf\xe9.txt"
+        site = os.fsencode(self.site)
+        before = full_tree_hash(self.venv)
+        code = "import os, sys; open(os.path.join(os.fsencode(sys.argv[1]), %r), 'wb').write(b'x')" % name
+        proc = self.venvtx("run", "--preview", "never", "--", os.path.join(self.venv, "bin", "python"),
+                           "-c", code, self.site)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(os.path.exists(os.path.join(site, name)))
+        proc, shown = self.venvtx_json("show", "1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        paths = [os.fsencode(entry["path"]) for entry in shown["paths"]]
+        self.assertTrue(any(path.endswith(b"/" + name) for path in paths), paths)
+        proc = subprocess.run([*self.venvtx_cmd(), "log", "--json"], capture_output=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        json.loads(proc.stdout)
+        self.assertEqual(self.venvtx("show", "1").returncode, 0)
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(site, name)))
+        self.assertEqual(tree_hash_of_facts(before), tree_hash_of_facts(full_tree_hash(self.venv)))
+
+    def venvtx_cmd(self):
+        from support import VENVTX
+        return [VENVTX, "--venv", self.venv]
+
+
+class NeverWedged(VenvTestCase):
+    """A change that takes pyvenv.cfg away stays visible and undoable: the store knows its venv."""
+
+    def test_a_command_that_deletes_pyvenv_cfg_can_be_rolled_back(self):
+        before = full_tree_hash(self.venv)
+        cfg = os.path.join(self.venv, "pyvenv.cfg")
+        for preview in ("never", "auto"):
+            with self.subTest(preview=preview):
+                proc = self.venvtx("run", "--preview", preview, "--", "rm", cfg)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertFalse(os.path.exists(cfg))
+                for args in (["log"], ["recover"], ["verify"]):
+                    proc = self.venvtx(*args)
+                    self.assertNotIn("not a venv", proc.stderr, args)
+                proc = self.venvtx("rollback")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertTrue(os.path.exists(cfg))
+                self.assertEqual(tree_hash_of_facts(before), tree_hash_of_facts(full_tree_hash(self.venv)))
+
+    def test_without_a_history_a_directory_without_pyvenv_cfg_is_still_no_venv(self):
+        os.unlink(os.path.join(self.venv, "pyvenv.cfg"))
+        proc = self.venvtx("log")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("not a venv", proc.stderr)
+
+    def test_a_watched_command_may_take_the_venv_lock_itself(self):
+        # uv takes <venv>/.lock; so does a command that runs uv (`sh -c 'uv pip install ...'`).
+        take = ("import fcntl, sys; f = open(sys.argv[1], 'a'); "
+                "fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB); open(sys.argv[2], 'w').write('locked')")
+        marker = os.path.join(self.site, "took_the_lock.txt")
+        proc = self.venvtx("run", "--preview", "never", "--", os.path.join(self.venv, "bin", "python"), "-c", take,
+                           os.path.join(self.venv, ".lock"), marker, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(os.path.exists(marker))
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertFalse(os.path.exists(marker))
+
+
+class Interrupted(VenvTestCase):
+    """Ctrl-C while a probe runs says nothing about the venv: never "already fails the probe"."""
+
+    def interrupt_when(self, marker, *args):
+        from support import VENVTX
+        import signal
+        import time
+        proc = subprocess.Popen([VENVTX, "--venv", self.venv, *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=self.env, cwd=self.tmp)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(marker) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        self.assertTrue(os.path.exists(marker), "the probe never started")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        return proc.returncode, out + err
+
+    def test_during_the_baseline_probe_nothing_changes(self):
+        marker = os.path.join(self.tmp, "probing")
+        probe = "import pathlib, time; pathlib.Path(%r).touch(); time.sleep(60)" % marker
+        before = full_tree_hash(self.venv)
+        code, text = self.interrupt_when(marker, "remove", "flash-attn", "--preview", "never", "--probe", probe)
+        self.assertEqual(code, 130, text)
+        self.assertNotIn("already fails", text)
+        self.assertIn("interrupted during the baseline probe", text)
+        self.assertEqual(before, full_tree_hash(self.venv))
+        proc, log = self.venvtx_json("log")
+        self.assertEqual(log[0]["state"], "aborted")  # newest first
+
+    def test_during_the_probe_after_the_change_the_venv_is_restored(self):
+        marker = os.path.join(self.tmp, "probing")
+        probe = ("import importlib.util, pathlib, time\n"
+                 "if importlib.util.find_spec('flash_attn') is None:\n"
+                 "    pathlib.Path(%r).touch(); time.sleep(60)" % marker)
+        before = full_tree_hash(self.venv)
+        code, text = self.interrupt_when(marker, "remove", "flash-attn", "--preview", "never", "--probe", probe)
+        self.assertEqual(code, 130, text)
+        self.assertIn("interrupted during the probe", text)
+        self.assertEqual(tree_hash_of_facts(before), tree_hash_of_facts(full_tree_hash(self.venv)))
+        proc, log = self.venvtx_json("log")
+        self.assertEqual(log[0]["state"], "rolled_back")  # newest first
+
+
+class Locks(VenvTestCase):
+    def test_a_symlinked_venv_lock_is_a_one_line_refusal(self):
+        target = os.path.join(self.tmp, "elsewhere.lock")
+        open(target, "w").close()
+        lock = os.path.join(self.venv, ".lock")
+        if os.path.lexists(lock):
+            os.unlink(lock)
+        os.symlink(target, lock)
+        before = full_tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("symbolic link", proc.stderr)
+        self.assertEqual(before, full_tree_hash(self.venv))
+
+    def test_verify_waits_its_turn_instead_of_reading_a_store_in_motion(self):
+        import fcntl
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        with open(os.path.join(self.venv, ".venvtx", "lock"), "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            proc = self.venvtx("verify")
+            self.assertOneLineError(proc, 5)
+        proc = self.venvtx("verify", "--wait", "5")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+
+class UvShaped(VenvTestCase):
+    """uv installs by hard link from its cache: a removal keeps such files by rename (no copy),
+    and a write through the cache's name is caught, never restored as if it were the capture."""
+
+    def make_uv_shaped(self, dist_prefix):
+        dist_info = [d for d in os.listdir(self.site) if d.startswith(dist_prefix) and d.endswith(".dist-info")][0]
+        with open(os.path.join(self.site, dist_info, "INSTALLER"), "w") as f:
+            f.write("uv\n")
+        cache = os.path.join(self.tmp, "uv-cache", "archive-v0", "Xa1b2c3d4")
+        linked = {}
+        with open(os.path.join(self.site, dist_info, "RECORD")) as f:
+            for line in f:
+                rel = line.rsplit(",", 2)[0]
+                source = os.path.normpath(os.path.join(self.site, rel))
+                if not os.path.isfile(source) or os.path.islink(source):
+                    continue
+                target = os.path.join(cache, rel)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.link(source, target)
+                linked[source] = target
+        self.assertTrue(linked)
+        return linked
+
+    def staged_inodes(self):
+        staging = os.path.join(self.venv, ".venvtx", "staging")
+        return {os.lstat(os.path.join(d, f)).st_ino for d, _, files in os.walk(staging) for f in files}
+
+    def test_removal_keeps_uv_links_by_rename_and_rolls_back_exactly(self):
+        linked = self.make_uv_shaped("flash_attn")
+        before = full_tree_hash(self.venv)
+        cache_inodes = {os.lstat(target).st_ino for target in linked.values()}
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(cache_inodes <= self.staged_inodes(), "a uv-linked file was copied, not renamed")
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(before, full_tree_hash(self.venv))
+        for source, target in linked.items():
+            self.assertEqual(os.lstat(source).st_ino, os.lstat(target).st_ino, source)
+
+    def test_a_write_through_the_cache_name_is_refused_by_name(self):
+        linked = self.make_uv_shaped("flash_attn")
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        source = os.path.join(self.site, "flash_attn", "__init__.py")
+        target = linked[source]
+        with open(target, "r+b") as f:  # in place, same size: only the inode's ctime tells
+            data = f.read()
+            f.seek(0)
+            f.write(bytes(b ^ 0xFF for b in data[:1]) + data[1:])
+        after_removal = full_tree_hash(self.venv)
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 6, proc.stdout + proc.stderr)
+        self.assertIn(os.path.relpath(source, self.venv), proc.stderr)
+        self.assertEqual(after_removal, full_tree_hash(self.venv))
+
+    def test_gc_stores_a_private_copy(self):
+        linked = self.make_uv_shaped("flash_attn")
+        cache_inodes = {os.lstat(target).st_ino for target in linked.values()}
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        self.assertEqual(self.venvtx("gc").returncode, 0)
+        objects = {os.lstat(path).st_ino for path in self.object_files()}
+        self.assertFalse(cache_inodes & objects, "an object shares its inode with uv's cache")
+        before_rollback = self.venvtx("rollback")
+        self.assertEqual(before_rollback.returncode, 0, before_rollback.stderr)
+
+    def test_a_pip_installed_file_with_a_second_name_is_still_copied(self):
+        dist_info = [d for d in os.listdir(self.site) if d.startswith("flash_attn") and d.endswith(".dist-info")][0]
+        with open(os.path.join(self.site, dist_info, "INSTALLER")) as f:
+            self.assertNotEqual(f.read().strip(), "uv")
+        init = os.path.join(self.site, "flash_attn", "__init__.py")
+        outside = os.path.join(self.tmp, "second-name.py")
+        os.link(init, outside)
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        self.assertNotIn(os.lstat(outside).st_ino, self.staged_inodes())
+
+
+class SealedView(VenvTestCase):
+    """A previewed command, root included, cannot leave its view: not by umount, not through
+    /proc/1/root, and so it can never touch the live venv or the store."""
+
+    def test_a_command_that_unmounts_its_view_still_changes_only_the_view(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)  # the store has a removal to keep
+        before = full_tree_hash(self.venv)
+        store = os.path.join(self.venv, ".venvtx")
+        staged = sorted(os.path.join(d, f) for d, _, files in os.walk(os.path.join(store, "staging")) for f in files)
+        self.assertTrue(staged)
+        flash = os.path.join(self.site, "flash_attn")
+        script = ("umount -l {venv} 2>/dev/null; umount -l {venv} 2>/dev/null; "
+                  "rm -rf /proc/1/root{flash} /proc/1/root{store}/staging 2>/dev/null; "
+                  "rm -rf {flash} {store}/staging 2>/dev/null; exit 0").format(venv=self.venv, flash=flash, store=store)
+        proc = self.venvtx("run", "--preview", "always", "--probe", "import flash_attn", "--", "sh", "-c", script)
+        if "preview" in proc.stderr and proc.returncode == 2:
+            self.skipTest("no private view here: " + proc.stderr.strip())
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertEqual(before, full_tree_hash(self.venv), "the command reached the live venv")
+        self.assertEqual(staged, sorted(os.path.join(d, f) for d, _, files in os.walk(os.path.join(store, "staging"))
+                                        for f in files), "the command reached the store")
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+
+
+class ChangedOutside(VenvTestCase):
+    """A change that reaches the live venv by another name than the transaction's is named
+    (JSON `changed_outside`), never covered by "never changed" or "as it was before"."""
+
+    def outside_name(self):
+        inside = os.path.join(self.site, "flash_attn", "__init__.py")
+        outside = os.path.join(self.tmp, "second-name.py")
+        os.link(inside, outside)
+        return os.path.relpath(inside, self.venv), outside
+
+    def test_previewed_command_writing_through_a_hard_link_from_outside(self):
+        rel, outside = self.outside_name()
+        proc, tx = self.venvtx_json("run", "--preview", "always", "--no-baseline", "--probe", "import flash_attn", "--",
+                                    "sh", "-c", "echo 'raise SystemExit(9)' >> " + outside)
+        if proc.returncode == 2 and "preview" in proc.stderr:
+            self.skipTest("no private view here: " + proc.stderr.strip())
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn({"path": rel, "change": "modified"}, tx.get("changed_outside", []), tx)
+        proc = self.venvtx("run", "--preview", "always", "--probe", "import sys", "--",
+                           "sh", "-c", "echo '# again' >> " + outside)
+        self.assertIn("changed outside this transaction", proc.stdout)
+        self.assertIn(rel, proc.stdout)
+
+    def test_in_place_command_writing_through_a_hard_link_from_outside(self):
+        rel, outside = self.outside_name()
+        proc, tx = self.venvtx_json("run", "--preview", "never", "--capture", "touch", "--",
+                                    "sh", "-c", "echo '# outside' >> " + outside)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(tx.get("changed_outside"), [{"path": rel, "change": "modified"}], tx)
+
+    def test_a_name_added_elsewhere_meanwhile_is_no_change(self):
+        # uv linking its cache into another venv moves the link count (and ctime) of this one's files.
+        import threading
+        import time
+        inside = os.path.join(self.site, "flash_attn", "__init__.py")
+        linker = threading.Timer(0.5, os.link, (inside, os.path.join(self.tmp, "other-venv-name.py")))
+        linker.start()
+        started = time.monotonic()
+        proc, tx = self.venvtx_json("run", "--preview", "never", "--capture", "touch", "--", "sleep", "2")
+        linker.join()
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertGreater(time.monotonic() - started, 1.5)
+        self.assertEqual(os.stat(inside).st_nlink, 2)
+        self.assertNotIn("changed_outside", tx)
+
+    def test_a_command_that_changes_only_its_own_paths_reports_nothing_outside(self):
+        proc, tx = self.venvtx_json("run", "--preview", "never", "--capture", "touch", "--",
+                                    "sh", "-c", "rm -r " + os.path.join(self.site, "flash_attn"))
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertNotIn("changed_outside", tx)
+
+
+class ExactMetadata(VenvTestCase):
+    """What a previewed change leaves on live files is the command's doing alone: no overlayfs
+    bookkeeping; and its user xattrs and sparseness arrive intact."""
+
+    def test_a_previewed_edit_leaves_no_overlay_xattr_and_keeps_user_xattrs(self):
+        target = os.path.join(self.site, "flash_attn", "__init__.py")
+        sparse = os.path.join(self.site, "flash_attn", "blob.bin")
+        script = ("import os, sys\n"
+                  "t, s = sys.argv[1], sys.argv[2]\n"
+                  "open(t, 'a').write('# edited\\n')\n"
+                  "os.setxattr(t, 'user.venvtx.test', b'kept')\n"
+                  "with open(s, 'wb') as f:\n"
+                  "    f.truncate(10 * 1024 * 1024); f.seek(5000000); f.write(b'x')\n")
+        proc = self.venvtx("run", "--preview", "always", "--probe", "import flash_attn", "--",
+                           os.path.join(self.venv, "bin", "python"), "-c", script, target, sparse)
+        if proc.returncode == 2 and "preview" in proc.stderr:
+            self.skipTest("no private view here: " + proc.stderr.strip())
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        names = os.listxattr(target, follow_symlinks=False)
+        self.assertEqual([n for n in names if ".overlay." in n], [], names)
+        self.assertEqual(os.getxattr(target, "user.venvtx.test"), b"kept")
+        st = os.stat(sparse)
+        self.assertEqual(st.st_size, 10 * 1024 * 1024)
+        self.assertLess(st.st_blocks * 512, 1024 * 1024, "the sparse file arrived dense")
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertFalse(os.path.exists(sparse))
+
+
+class ExternalStore(VenvTestCase):
+    """A store on another filesystem (a tmpfs this test mounts): every capture and every
+    rollback crosses filesystems as a copy, and still brings back owner, mode, mtime, xattrs
+    and holes."""
+
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            self.skipTest("mounting a tmpfs needs root")
+        mount_point = os.path.join(self.tmp, "other-filesystem")
+        os.makedirs(mount_point)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", mount_point]).returncode != 0:
+            self.skipTest("could not mount a tmpfs")
+        self.addCleanup(subprocess.run, ["umount", "-l", mount_point])
+        self.store = os.path.join(mount_point, "store")
+
+    def venvtx(self, *args, **kwargs):
+        return super().venvtx("--store", self.store, *args, **kwargs)
+
+    def test_removal_and_rollback_keep_every_fact_of_a_file(self):
+        package = os.path.join(self.site, "flash_attn")
+        marked = os.path.join(package, "__init__.py")
+        sparse = os.path.join(package, "ops", "__init__.py")  # listed in RECORD: removed with the rest
+        os.setxattr(marked, "user.venvtx.test", b"kept")
+        os.chown(marked, 1234, 1234)
+        with open(sparse, "wb") as f:
+            f.truncate(8 * 1024 * 1024)
+            f.seek(3000000)
+            f.write(b"x")
+        os.utime(sparse, ns=(1_600_000_000_000_000_000, 1_600_000_000_123_456_789))
+        before = full_tree_hash(self.venv)
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertFalse(os.path.exists(package))
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        after = full_tree_hash(self.venv)
+        self.assertLess(os.stat(sparse).st_blocks * 512, 1024 * 1024, "the sparse file came back dense")
+        self.assertEqual(os.getxattr(marked, "user.venvtx.test"), b"kept")
+        # Everything but allocated blocks, which differ a little between filesystems' allocators.
+        without_blocks = {path: facts[:8] + facts[9:] if facts[0] == stat.S_IFREG else facts
+                          for path, facts in before.items()}
+        self.assertEqual(without_blocks, {path: facts[:8] + facts[9:] if facts[0] == stat.S_IFREG else facts
+                                          for path, facts in after.items()})
+
+    def test_a_store_whose_disk_fills_during_a_removal_is_never_wedged(self):
+        big = os.path.join(self.site, "sglang", "weights.bin")
+        with open(big, "wb") as f:
+            f.write(os.urandom(6 * 1024 * 1024))
+        record = [os.path.join(self.site, d, "RECORD") for d in os.listdir(self.site)
+                  if d.startswith("sglang-") and d.endswith(".dist-info")][0]
+        with open(record, "a") as f:
+            f.write("sglang/weights.bin,,\n")
+        small = os.path.join(os.path.dirname(self.store), "small")
+        os.makedirs(small)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", small]).returncode != 0:
+            self.skipTest("could not mount a small tmpfs")
+        self.addCleanup(subprocess.run, ["umount", "-l", small])
+        self.store = os.path.join(small, "store")
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)  # the store, its reserve
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        before = full_tree_hash(self.venv)
+        proc = self.venvtx("remove", "sglang")
+        self.assertNotEqual(proc.returncode, 0, proc.stdout)
+        self.assertEqual(before, full_tree_hash(self.venv), proc.stdout + proc.stderr)
+        for args in (["recover"], ["log"], ["verify"], ["remove", "flashinfer-python"], ["rollback"]):
+            proc = self.venvtx(*args)
+            self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
+        self.assertEqual(before, full_tree_hash(self.venv))
+
+
+class MountBelowTheVenv(VenvTestCase):
+    """The overlay shows what a mount below the venv covers, not what the live venv runs: such
+    a venv is never previewed (auto falls back to in place, and says why)."""
+
+    def test_a_change_that_breaks_what_is_mounted_is_not_committed(self):
+        if os.geteuid() != 0:
+            self.skipTest("bind mounts need root")
+        mounted = os.path.join(self.tmp, "mounted-flashinfer")
+        os.makedirs(mounted)
+        with open(os.path.join(mounted, "__init__.py"), "w") as f:
+            f.write("import flash_attn\n")
+        target = os.path.join(self.site, "flashinfer")
+        if subprocess.run(["mount", "--bind", mounted, target]).returncode != 0:
+            self.skipTest("could not bind-mount")
+        self.addCleanup(subprocess.run, ["umount", "-l", target])
+        before = tree_hash(self.venv)
+        proc, tx = self.venvtx_json("remove", "flash-attn", "--probe", "import flashinfer")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertFalse(tx["preview"]["used"])
+        self.assertIn("mounted below the venv", tx["preview"]["reason"])
+        self.assertEqual(before, tree_hash(self.venv))
