@@ -38,7 +38,7 @@ def site_packages(venv):
 
 
 def uv_shaped_copy(template, path, cache):
-    """A copy of the template whose every distribution's files are hard links from
+    """A copy of the template whose every uv-installed distribution's files are hard links from
     cache/archive-v0/<id>/, as `uv pip install` (link mode hardlink) leaves them."""
     shutil.rmtree(path, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
@@ -49,14 +49,17 @@ def uv_shaped_copy(template, path, cache):
             continue
         with open(os.path.join(site, name, "INSTALLER")) as f:
             if f.read().strip() != "uv":
-                sys.exit("bench: %s was not installed by uv" % name)
+                continue  # the venv's own pip (ensurepip): not uv's
         archive = os.path.join(cache, "archive-v0", "B%06dxYz" % number)
         with open(os.path.join(site, name, "RECORD")) as f:
             for line in f:
                 rel = line.rsplit(",", 2)[0]
                 source = os.path.normpath(os.path.join(site, rel))
                 if os.path.isfile(source) and not os.path.islink(source) and os.lstat(source).st_nlink == 1:
-                    target = os.path.join(archive, rel)
+                    # scripts and data sit outside site-packages (../../../bin/x): in the
+                    # archive they are the wheel's <name>.data/ tree
+                    inside = rel if not rel.startswith("..") else os.path.join("data", rel.replace("../", ""))
+                    target = os.path.join(archive, inside)
                     os.makedirs(os.path.dirname(target), exist_ok=True)
                     os.link(source, target)
     return path

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 #include <sys/types.h>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace venvtx {
@@ -31,7 +31,8 @@ struct LiveNode {
     std::int64_t mtime_ns = 0;
 };
 
-using LiveScan = std::unordered_map<std::string, LiveNode>;  // venv-relative path -> node
+// Venv-relative path and node, sorted by path.
+using LiveScan = std::vector<std::pair<std::string, LiveNode>>;
 
 LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root);
 
