@@ -3,6 +3,8 @@
 # names, builds only those (the demo builds just `venvtx`); without, everything, tests included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so another clone of the same sources hits it.
+export CCACHE_BASEDIR="$PWD"
 options=(-DCMAKE_BUILD_TYPE=Release)
 if [ ! -f build/CMakeCache.txt ] && command -v ninja >/dev/null; then
   options+=(-G Ninja)

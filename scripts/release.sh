@@ -4,6 +4,8 @@
 # dist/venvtx-<version>-linux-x86_64.tar.gz. Prints the tarball's path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys on paths relative to the checkout, so another clone of the same sources hits it.
+export CCACHE_BASEDIR="$PWD"
 bash scripts/setup.sh >&2
 options=()
 command -v ninja >/dev/null && [ ! -f build-static/CMakeCache.txt ] && options+=(-G Ninja)
