@@ -9,7 +9,6 @@ On a copy of the torch-scale fixture (tests/fixtures/torch_scale.py, ~49,000 fil
 
 usage: bench/live_scan_cost.py [--rounds N] [--venvtx PATH] [--fixture DIR] [--workdir DIR]
 """
-import argparse
 import os
 import re
 import shutil
@@ -20,19 +19,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import torch_scale_template  # noqa: E402
+from timing import torch_scale_arguments, torch_scale_template  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 SCANNED = re.compile(r"scanned the live venv after the command: (\d+) paths in ([0-9.]+) s")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
-    parser.add_argument("--fixture", default=os.path.join(REPO, "build", "fixtures", "torch-scale"))
-    parser.add_argument("--workdir", default=None)
+    parser = torch_scale_arguments(__doc__.splitlines()[0], rounds=5)
     args = parser.parse_args()
     template = torch_scale_template(args.fixture)
     work = tempfile.mkdtemp(prefix="venvtx-scan-", dir=args.workdir)

@@ -1,4 +1,5 @@
 """What the benchmarks share: a timed command that must succeed, and the torch-scale fixture."""
+import argparse
 import os
 import subprocess
 import sys
@@ -23,3 +24,13 @@ def torch_scale_template(fixture_dir):
     """The torch-scale venv (tests/fixtures/torch_scale.py), built once into `fixture_dir`."""
     made = subprocess.run([sys.executable, TORCH_SCALE, fixture_dir], capture_output=True, text=True, check=True)
     return made.stdout.split()[-1]
+
+
+def torch_scale_arguments(description, rounds):
+    """The options every torch-scale bench takes: --rounds, --venvtx, --fixture, --workdir."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
+    parser.add_argument("--fixture", default=os.path.join(REPO, "build", "fixtures", "torch-scale"))
+    parser.add_argument("--workdir", default=None)
+    return parser

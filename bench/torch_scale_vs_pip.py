@@ -15,7 +15,6 @@ runs first; both must leave the same files. Medians over --rounds.
 
 usage: bench/torch_scale_vs_pip.py [--rounds N] [--venvtx PATH] [--fixture DIR] [--workdir DIR] [--phases]
 """
-import argparse
 import os
 import shutil
 import statistics
@@ -24,10 +23,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import timed, torch_scale_template  # noqa: E402
+from timing import timed, torch_scale_arguments, torch_scale_template  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
 CASES = [("remove networkx jinja2", ["networkx", "jinja2"], 0.7),
          ("remove torch", ["torch"], 0.6),
@@ -68,11 +66,7 @@ def same_files(a, b, what):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
-    parser.add_argument("--fixture", default=os.path.join(REPO, "build", "fixtures", "torch-scale"))
-    parser.add_argument("--workdir", default=None)
+    parser = torch_scale_arguments(__doc__.splitlines()[0], rounds=3)
     parser.add_argument("--phases", action="store_true", help="print venvtx -v phase timings of the last round")
     args = parser.parse_args()
     venvtx = os.path.abspath(args.venvtx)

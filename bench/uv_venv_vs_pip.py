@@ -16,7 +16,6 @@ archive-v0/<id>/ under a cache beside the copy. Then, per round:
 
 usage: bench/uv_venv_vs_pip.py [--rounds N] [--venvtx PATH] [--fixture DIR] [--workdir DIR]
 """
-import argparse
 import os
 import shutil
 import statistics
@@ -25,10 +24,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import timed, torch_scale_template  # noqa: E402
+from timing import timed, torch_scale_arguments, torch_scale_template  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
 
 
@@ -92,11 +89,7 @@ def store_growth(store, cache):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
-    parser.add_argument("--fixture", default=os.path.join(REPO, "build", "fixtures", "torch-scale"))
-    parser.add_argument("--workdir", default=None)
+    parser = torch_scale_arguments(__doc__.splitlines()[0], rounds=3)
     args = parser.parse_args()
     venvtx = os.path.abspath(args.venvtx)
     template = torch_scale_template(args.fixture)

@@ -164,3 +164,30 @@ class VenvTestCase(unittest.TestCase):
         staging = os.path.join(self.venv, ".venvtx", "staging")
         return self.object_files() + sorted(os.path.join(d, f) for d, _, files in os.walk(staging) for f in files)
 
+
+
+def mount_tmpfs(case, path, size):
+    """Mounts a tmpfs of `size` at `path` for the rest of `case` (skipped where it cannot:
+    mounting needs root); returns `path`."""
+    if os.geteuid() != 0:
+        case.skipTest("mounting a tmpfs needs root")
+    os.makedirs(path, exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path]).returncode != 0:
+        case.skipTest("could not mount a tmpfs")
+    case.addCleanup(subprocess.run, ["umount", "-l", path])
+    return path
+
+
+class ExternalStoreMixin:
+    """The store on another filesystem: a tmpfs mounted for the test, and every venvtx call
+    given --store there."""
+
+    STORE_FILESYSTEM_SIZE = "256m"
+
+    def setUp(self):
+        super().setUp()
+        mount_point = mount_tmpfs(self, os.path.join(self.tmp, "other-filesystem"), self.STORE_FILESYSTEM_SIZE)
+        self.store = os.path.join(mount_point, "store")
+
+    def venvtx(self, *args, **kwargs):
+        return super().venvtx("--store", self.store, *args, **kwargs)

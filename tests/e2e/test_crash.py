@@ -6,7 +6,7 @@ import sqlite3
 import subprocess
 import unittest
 
-from support import VenvTestCase, story_template, tree_hash
+from support import ExternalStoreMixin, VenvTestCase, story_template, tree_hash
 
 KILLED = -9
 # CI kills at every step up to 10, then at every second one (a deterministic sample that still
@@ -207,26 +207,13 @@ class CommandSweep(SweepCase):
         print("\n  pip install, link capture: %d of %d failpoints tried, 0 mismatches" % (len(points), steps))
 
 
-class ExternalStoreSweep(SweepCase):
+class ExternalStoreSweep(ExternalStoreMixin, SweepCase):
     """The same kills with the store on another filesystem (a tmpfs this test mounts): every
     pre-image crosses filesystems as a copy, and recovery must be as exact as on the default
     store. Sampled every third step past the tenth (VENVTX_FULL_SWEEPS=1: every step)."""
 
     SAMPLE_EVERY = 3
-
-    def setUp(self):
-        super().setUp()
-        if os.geteuid() != 0:
-            self.skipTest("mounting a tmpfs needs root")
-        mount_point = os.path.join(self.tmp, "other-filesystem")
-        os.makedirs(mount_point)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", mount_point]).returncode != 0:
-            self.skipTest("could not mount a tmpfs")
-        self.addCleanup(subprocess.run, ["umount", "-l", mount_point])
-        self.store = os.path.join(mount_point, "store")
-
-    def venvtx(self, *args, **kwargs):
-        return super().venvtx("--store", self.store, *args, **kwargs)
+    STORE_FILESYSTEM_SIZE = "512m"
 
     def store_dir(self):
         return self.store

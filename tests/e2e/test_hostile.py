@@ -8,7 +8,7 @@ import sqlite3
 import stat
 import subprocess
 
-from support import VenvTestCase, tree_hash
+from support import ExternalStoreMixin, VenvTestCase, mount_tmpfs, tree_hash
 
 
 def full_tree_hash(root, skip_top=(".venvtx", ".lock")):
@@ -470,24 +470,10 @@ class ExactMetadata(VenvTestCase):
         self.assertFalse(os.path.exists(sparse))
 
 
-class ExternalStore(VenvTestCase):
+class ExternalStore(ExternalStoreMixin, VenvTestCase):
     """A store on another filesystem (a tmpfs this test mounts): every capture and every
     rollback crosses filesystems as a copy, and still brings back owner, mode, mtime, xattrs
     and holes."""
-
-    def setUp(self):
-        super().setUp()
-        if os.geteuid() != 0:
-            self.skipTest("mounting a tmpfs needs root")
-        mount_point = os.path.join(self.tmp, "other-filesystem")
-        os.makedirs(mount_point)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", mount_point]).returncode != 0:
-            self.skipTest("could not mount a tmpfs")
-        self.addCleanup(subprocess.run, ["umount", "-l", mount_point])
-        self.store = os.path.join(mount_point, "store")
-
-    def venvtx(self, *args, **kwargs):
-        return super().venvtx("--store", self.store, *args, **kwargs)
 
     def test_removal_and_rollback_keep_every_fact_of_a_file(self):
         package = os.path.join(self.site, "flash_attn")
@@ -523,12 +509,7 @@ class ExternalStore(VenvTestCase):
                   if d.startswith("sglang-") and d.endswith(".dist-info")][0]
         with open(record, "a") as f:
             f.write("sglang/weights.bin,,\n")
-        small = os.path.join(os.path.dirname(self.store), "small")
-        os.makedirs(small)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", small]).returncode != 0:
-            self.skipTest("could not mount a small tmpfs")
-        self.addCleanup(subprocess.run, ["umount", "-l", small])
-        self.store = os.path.join(small, "store")
+        self.store = os.path.join(mount_tmpfs(self, os.path.join(self.tmp, "small-filesystem"), "6m"), "store")
         self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)  # the store, its reserve
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         before = full_tree_hash(self.venv)
