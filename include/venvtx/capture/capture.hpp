@@ -1,3 +1,5 @@
+// capture/ holds how a change's pre-images are kept (by rename, touch or link) and settled.
+//
 // Zero-copy capture: every path a transaction will replace or remove is renamed into the
 // store's staging area (the bytes never move), then hashed in parallel and adopted as objects,
 // or (a removal) left there unhashed as pending captures.

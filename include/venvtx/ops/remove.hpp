@@ -1,3 +1,5 @@
+// ops/ holds what commands ask for, one family a file, above the engine.
+//
 // `venvtx remove PATTERN...`: uninstall matching distributions as one transaction, after saying
 // which shared libraries would lose their last provider; with --keep-going, commit the largest
 // subset whose removal passes the probe.

@@ -1,3 +1,5 @@
+// report/ is how plans, probes and transactions read, as text and as the contract's JSON.
+//
 // How a transaction reads: the contract's JSON object, a `log` line, the account `show` prints.
 #pragma once
 

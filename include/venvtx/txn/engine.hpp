@@ -1,3 +1,5 @@
+// txn/ is the engine: one transaction's life, materialize, recovery, the preview flow.
+//
 // One transaction, whatever its kind: baseline probe -> journal -> capture -> apply -> probe
 // -> commit, or restore the exact before-state.
 #pragma once

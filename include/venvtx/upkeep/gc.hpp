@@ -1,3 +1,5 @@
+// upkeep/ keeps the store in shape: gc and retention, packing, verify.
+//
 // `venvtx gc`: prune the history beyond the retention policy (store/retention.hpp), delete the
 // objects only pruned transactions referred to, and collect trash/, the staging of pruned
 // transactions, preview leftovers and object files the index does not list. Also run, quietly,
