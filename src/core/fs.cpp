@@ -179,6 +179,25 @@ void Fs::rename(const stdfs::path& from, const stdfs::path& to) {
     check(::renameat(source.dir.get(), source.leaf.c_str(), target.dir.get(), target.leaf.c_str()), "rename", from);
 }
 
+namespace {
+
+// user.* xattrs need write permission, even for the owner: a file the command made read-only
+// (`chmod a-w` in a user namespace's overlay) is opened to its owner for the moment.
+bool remove_xattr_of_read_only(int fd, const char* name) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid() || ::fchmod(fd, (st.st_mode & 07777) | S_IWUSR) != 0) {
+        errno = EACCES;
+        return false;
+    }
+    int removed = ::fremovexattr(fd, name);
+    int saved = errno;
+    ::fchmod(fd, st.st_mode & 07777);
+    errno = saved;
+    return removed == 0 || errno == ENODATA;
+}
+
+} // namespace
+
 void Fs::drop_overlay_xattrs(const stdfs::path& path) {
     UniqueFd fd = open_contained(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (!fd.valid()) {
@@ -191,7 +210,8 @@ void Fs::drop_overlay_xattrs(const stdfs::path& path) {
         at += static_cast<ssize_t>(std::strlen(name)) + 1;
         if (is_overlay_xattr(name)) {
             step("removexattr", path);
-            if (::fremovexattr(fd.get(), name) != 0 && errno != ENODATA) {
+            if (::fremovexattr(fd.get(), name) != 0 && errno != ENODATA &&
+                !(errno == EACCES && remove_xattr_of_read_only(fd.get(), name))) {
                 fail("removexattr", path, errno);
             }
         }
@@ -295,6 +315,9 @@ void Fs::remove_tree(const stdfs::path& path) {
     if (!S_ISDIR(st.st_mode)) {
         unlink(path);
         return;
+    }
+    if ((st.st_mode & S_IRWXU) != S_IRWXU && st.st_uid == ::geteuid()) {
+        chmod(path, (st.st_mode & 07777) | S_IRWXU); // closed by a command (`chmod -R a-w` in a preview layer)
     }
     std::vector<std::string> names;
     {

@@ -56,6 +56,10 @@ public:
         : m_upper(upper), m_layout(layout), m_hidden(hidden) {}
 
     std::vector<Entry> read() {
+        struct stat st {};
+        if (::lstat(m_upper.c_str(), &st) == 0) {
+            open_up(m_upper, st);
+        }
         walk_upper("", false);
         hash_new_files();
         return std::move(m_entries);
@@ -64,6 +68,15 @@ public:
 private:
     static std::string join(const std::string& dir, const std::string& name) {
         return dir.empty() ? name : dir + "/" + name;
+    }
+
+    // A directory the command closed (`chmod -R a-w`) is opened once its mode is read: the
+    // layer is read through it and the apply moves entries out of it.
+    static void open_up(const stdfs::path& dir, const struct stat& st) {
+        if (S_ISDIR(st.st_mode) && (st.st_mode & S_IRWXU) != S_IRWXU &&
+            ::chmod(dir.c_str(), (st.st_mode & 07777) | S_IRWXU) != 0) {
+            throw system_error("open the preview layer's directory " + dir.string(), errno);
+        }
     }
 
     // `opaque`: below an opaque directory, where nothing of the live venv shows through: a
@@ -90,6 +103,7 @@ private:
         }
         NodeState after = node_from_stat(layered, st);
         if (after.type == NodeType::dir) {
+            open_up(layered, st);
             bool opaque = opaque_above || is_opaque(layered);
             if (live.type == NodeType::dir) {
                 if (opaque) {

@@ -27,6 +27,16 @@ std::vector<ObjectUse> object_uses(Database& db) {
     return uses;
 }
 
+std::vector<ObjectUse> pending_uses(Database& db) {
+    std::vector<ObjectUse> uses;
+    Statement query = db.prepare("SELECT p.content_hash, p.size, e.tx_id FROM pending_captures p"
+                                 " JOIN entries e ON e.id = p.entry_id");
+    while (query.step()) {
+        uses.push_back({query.text(0), static_cast<std::uint64_t>(query.integer(1)), query.integer(2)});
+    }
+    return uses;
+}
+
 std::vector<TransactionAge> transaction_ages(Database& db) {
     std::vector<TransactionAge> ages;
     Statement query = db.prepare("SELECT id, state, started_at FROM transactions ORDER BY id");

@@ -145,6 +145,7 @@ public:
         }
         for (Entry* entry : dirs_deepest_first(m_entries)) {
             guarded(*entry, [&] { remove_dir(*entry); });
+            guarded(*entry, [&] { close_dir(*entry); });
         }
         Fs::instance().sync_filesystem(m_layout.root);
         if (m_io_error) {
@@ -278,11 +279,25 @@ private:
             }
             current = NodeState{};
         }
+        // Open to its owner until its entries are in place (close_dir sets the exact mode): a
+        // directory without write permission takes no new entry from anyone but root.
+        mode_t open = target.mode | S_IRWXU;
         if (current.type == NodeType::absent) {
-            Fs::instance().mkdir(path, target.mode);
+            Fs::instance().mkdir(path, open);
         }
-        if (observe_node(path).mode != target.mode) {
-            Fs::instance().chmod(path, target.mode);
+        if (observe_node(path).mode != open) {
+            Fs::instance().chmod(path, open);
+        }
+    }
+
+    void close_dir(const Entry& entry) {
+        const NodeState& target = target_of(entry, m_side);
+        stdfs::path path = m_layout.root / entry.path;
+        if (target.type == NodeType::dir && target.mode != (target.mode | S_IRWXU)) {
+            NodeState current = observe_node(path);
+            if (current.type == NodeType::dir && current.mode != target.mode) {
+                Fs::instance().chmod(path, target.mode);
+            }
         }
     }
 

@@ -5,6 +5,7 @@
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/sha256.hpp"
 #include "venvtx/preview/overlay_view.hpp"
 #include "venvtx/store/doomed_objects.hpp"
 #include "venvtx/store/packs.hpp"
@@ -12,6 +13,7 @@
 #include "venvtx/store/pruning.hpp"
 #include "venvtx/txn/mutation_session.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <dirent.h>
 #include <map>
@@ -24,10 +26,31 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
+// The objects with the pending captures merged in by content (the same bytes are one object).
+std::vector<ObjectUse> with_pending(std::vector<ObjectUse> uses, const std::vector<ObjectUse>& pending) {
+    if (pending.empty()) {
+        return uses;
+    }
+    std::map<std::string, std::size_t> by_record_hash;
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+        by_record_hash[record_hash_from_hex(uses[i].hex)] = i;
+    }
+    for (const auto& use : pending) {
+        auto [at, added] = by_record_hash.try_emplace(use.hex, uses.size());
+        if (added) {
+            uses.push_back(use);
+        } else {
+            uses[at->second].newest_tx = std::max(uses[at->second].newest_tx, use.newest_tx);
+        }
+    }
+    return uses;
+}
+
 // The newest id to prune through (0: none). Kept: the newest `keep_last` unpruned, and those
 // younger than `keep_seconds` (no rule: all); pruned: the longest run of oldest not kept. Then,
-// over `max_bytes`, the oldest kept go too, never the newest.
-std::int64_t prune_point(Database& db, const RetentionPolicy& policy) {
+// over `max_bytes`, the oldest kept go too, never the newest. `pending`: captures not hashed yet,
+// weighed as the objects they become (a dry run; a real run hashes them first).
+std::int64_t prune_point(Database& db, const RetentionPolicy& policy, const std::vector<ObjectUse>& pending) {
     std::vector<TransactionAge> ages = transaction_ages(db);
     std::vector<const TransactionAge*> live;
     for (const auto& age : ages) {
@@ -46,10 +69,14 @@ std::int64_t prune_point(Database& db, const RetentionPolicy& policy) {
         }
         point = live[i]->id;
     }
-    if (!policy.max_bytes || live.empty() || store_totals(db).bytes <= *policy.max_bytes) {
+    std::uint64_t pending_bytes = 0;
+    for (const auto& use : pending) {
+        pending_bytes += use.size;
+    }
+    if (!policy.max_bytes || live.empty() || store_totals(db).bytes + pending_bytes <= *policy.max_bytes) {
         return point; // the cheap check first: this runs after every commit
     }
-    std::vector<ObjectUse> uses = object_uses(db);
+    std::vector<ObjectUse> uses = with_pending(object_uses(db), pending);
     auto kept_bytes = [&](std::int64_t through) {
         std::uint64_t bytes = 0;
         for (const auto& use : uses) {
@@ -103,14 +130,17 @@ public:
         if (!dry_run && over_size_limit_with_pending()) {
             m_result.left_pending = settle_pending_after(m_store, 0); // the size rule weighs objects
         }
-        std::int64_t point = prune_point(db, m_policy);
+        // Over the size limit, the real run hashes pending captures into objects first.
+        bool weigh_pending = dry_run && over_size_limit_with_pending();
+        std::vector<ObjectUse> pending = weigh_pending ? pending_uses(db) : std::vector<ObjectUse>{};
+        std::int64_t point = prune_point(db, m_policy, pending);
         for (const auto& age : transaction_ages(db)) {
             if (age.id <= point && age.finished) {
                 m_result.pruned.push_back(age.id);
             }
         }
         if (dry_run) {
-            plan_objects(point, full ? pending_digests_after(m_store, point) : std::set<std::string>{});
+            plan_objects(point, full ? pending_digests_after(m_store, point) : std::set<std::string>{}, pending);
             return m_result;
         }
         if (full) {
@@ -147,8 +177,9 @@ private:
         return pending.files > 0 && store_totals(m_store.db()).bytes + pending.bytes > *m_policy.max_bytes;
     }
 
-    void plan_objects(std::int64_t point, const std::set<std::string>& settled_later) {
-        for (const auto& use : object_uses(m_store.db())) {
+    void plan_objects(std::int64_t point, const std::set<std::string>& settled_later,
+                      const std::vector<ObjectUse>& pending) {
+        for (const auto& use : with_pending(object_uses(m_store.db()), pending)) {
             if (use.newest_tx <= point && settled_later.count(use.hex) == 0) {
                 m_result.objects.push_back(use.hex);
                 m_result.object_bytes += use.size;

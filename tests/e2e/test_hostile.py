@@ -8,7 +8,7 @@ import sqlite3
 import stat
 import subprocess
 
-from support import ExternalStoreMixin, VenvTestCase, mount_tmpfs, tree_hash
+from support import VENVTX, ExternalStoreMixin, VenvTestCase, mount_tmpfs, tree_hash
 
 
 def full_tree_hash(root, skip_top=(".venvtx", ".lock")):
@@ -122,6 +122,21 @@ def tree_hash_of_facts(tree):
     directory entry: directories' link counts and files' blocks stay as the filesystem made them)."""
     return {path: facts[:2] + facts[4:7] if facts[0] == stat.S_IFREG else facts[:2]
             for path, facts in tree.items()}
+
+
+class GcDryRun(VenvTestCase):
+    """A size rule weighs what a removal staged without hashing: the dry run as the real run."""
+
+    def test_a_size_rule_dry_run_prunes_what_the_real_run_prunes(self):
+        for name in ("sglang", "flash-attn"):
+            self.assertEqual(self.venvtx("remove", name).returncode, 0)
+        proc, dry = self.venvtx_json("gc", "--dry-run", "--max-size", "1K")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        proc, real = self.venvtx_json("gc", "--max-size", "1K")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(real["pruned"], [1])
+        for field in ("pruned", "freed_objects", "freed_bytes"):
+            self.assertEqual(dry[field], real[field], field)
 
 
 class AnyBytes(VenvTestCase):
@@ -468,6 +483,62 @@ class ExactMetadata(VenvTestCase):
         self.assertLess(st.st_blocks * 512, 1024 * 1024, "the sparse file arrived dense")
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertFalse(os.path.exists(sparse))
+
+
+class ClosedByTheCommand(VenvTestCase):
+    """Unprivileged, a previewed command that closes directories (`chmod -R a-w`) leaves a layer
+    venvtx must still read, apply from and remove: applied when the probe passes, removed when
+    it fails, and `gc` is never wedged by what is left."""
+
+    NOBODY = 65534
+
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"):
+            self.skipTest("needs root (to become nobody) and a system python3 nobody can run")
+        os.chmod(self.tmp, 0o755)
+        self.own = os.path.join(self.tmp, "nobody-venv")
+        subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", self.own], check=True)
+        site = [os.path.join(self.own, "lib", d, "site-packages") for d in os.listdir(os.path.join(self.own, "lib"))][0]
+        self.pkg = os.path.join(site, "pkg")
+        os.makedirs(os.path.join(self.pkg, "sub"))
+        for rel in ("__init__.py", "sub/__init__.py"):
+            with open(os.path.join(self.pkg, rel), "w") as f:
+                f.write("x = 1\n")
+        subprocess.run(["chown", "-R", "%d:%d" % (self.NOBODY, self.NOBODY), self.own], check=True)
+
+    def as_nobody(self, *args):
+        cmd = ["setpriv", "--reuid", str(self.NOBODY), "--regid", str(self.NOBODY), "--clear-groups",
+               "env", "HOME=" + self.tmp, VENVTX, "--venv", self.own, *args]
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=self.tmp, timeout=120)
+
+    def previewed(self, probe, *command):
+        proc = self.as_nobody("run", "--preview", "always", "--probe", probe, "--", *command)
+        if "preview" in proc.stderr and "unavailable" in proc.stderr:
+            self.skipTest("no user namespaces for nobody here: " + proc.stderr)
+        return proc
+
+    def test_a_passing_change_is_applied_and_nothing_is_left(self):
+        before = full_tree_hash(self.own)
+        proc = self.previewed("import pkg.sub", "chmod", "-R", "a-w", self.pkg)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(self.pkg).st_mode), 0o555)
+        self.assertEqual(stat.S_IMODE(os.stat(os.path.join(self.pkg, "sub", "__init__.py")).st_mode), 0o444)
+        self.assertEqual([], [n for n in os.listxattr(os.path.join(self.pkg, "__init__.py")) if "overlay" in n])
+        self.assertFalse(os.path.exists(os.path.join(self.own, ".venvtx", "preview")))
+        proc = self.as_nobody("gc")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertNotEqual(before, full_tree_hash(self.own))
+
+    def test_a_failing_change_leaves_no_layer_that_wedges_gc(self):
+        before = full_tree_hash(self.own)
+        proc = self.previewed("import pkg.sub; assert pkg.sub.x == 1", "sh", "-c",
+                              "echo 'x = 2' > {0}/sub/__init__.py && chmod -R a-w {0}".format(self.pkg))
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertEqual(before, full_tree_hash(self.own))
+        proc = self.as_nobody("gc")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.own, ".venvtx", "preview")))
 
 
 class ExternalStore(ExternalStoreMixin, VenvTestCase):

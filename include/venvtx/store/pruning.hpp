@@ -17,6 +17,9 @@ struct ObjectUse {
 };
 
 std::vector<ObjectUse> object_uses(Database& db);
+// The pending captures as the objects hashing would make of them: `hex` holds RECORD's form of
+// the content hash ("sha256=..."), `newest_tx` the removal that staged them (`gc --dry-run`).
+std::vector<ObjectUse> pending_uses(Database& db);
 
 struct TransactionAge {
     std::int64_t id = 0;
