@@ -19,6 +19,7 @@ Outcome recover(const Context& context, std::optional<double> wait_s) {
         return outcome;
     }
     Store store(context.store_root, true);
+    store.require_writable();
     MutationLock lock(context.store_root, context.layout.root, wait_s);
     std::vector<std::int64_t> recovered = recover_interrupted(context, store);
     nlohmann::json transactions = nlohmann::json::array();

@@ -49,6 +49,14 @@ std::unique_ptr<Database> open_index(const stdfs::path& root, bool create) {
 Store::Store(stdfs::path root, bool create)
     : m_root(std::move(root)), m_db(open_index(m_root, create)), m_history(*m_db), m_objects(m_root) {}
 
+void Store::require_writable() {
+    if (m_db->read_only()) {
+        throw Error(ExitCode::locked, "the store " + m_root.string() +
+                                          " is read-only for this user: only its owner can change this venv "
+                                          "through it (log, show, verify and why only read it)");
+    }
+}
+
 bool Store::exists(const stdfs::path& root) {
     refuse_lost_index(root);
     std::error_code ec;

@@ -485,12 +485,41 @@ class ExactMetadata(VenvTestCase):
         self.assertFalse(os.path.exists(sparse))
 
 
+NOBODY = 65534
+
+
+def as_nobody(case, venv, *args):
+    """venvtx run as user nobody (the test runs as root), on `venv`."""
+    cmd = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
+           "env", "HOME=" + case.tmp, VENVTX, "--venv", venv, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=case.tmp, timeout=120)
+
+
+class ReadOnlyStore(VenvTestCase):
+    """Root's history, read by another user: every reading command works, every changing one
+    is refused in one line, and nothing changes."""
+
+    def test_another_user_reads_roots_history_and_changes_nothing(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root (to become nobody)")
+        os.chmod(self.tmp, 0o755)
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        before = full_tree_hash(self.venv, skip_top=(".lock",))
+        for args in (["log"], ["show", "1"], ["verify"], ["--json", "log"]):
+            proc = as_nobody(self, self.venv, *args)
+            self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
+        self.assertEqual(json.loads(as_nobody(self, self.venv, "--json", "log").stdout)[0]["id"], 1)
+        for args in (["rollback"], ["remove", "flash-attn"], ["recover"], ["gc"]):
+            proc = as_nobody(self, self.venv, *args)
+            self.assertOneLineError(proc, 5)
+            self.assertIn("read-only for this user", proc.stderr)
+        self.assertEqual(before, full_tree_hash(self.venv, skip_top=(".lock",)))
+
+
 class ClosedByTheCommand(VenvTestCase):
     """Unprivileged, a previewed command that closes directories (`chmod -R a-w`) leaves a layer
     venvtx must still read, apply from and remove: applied when the probe passes, removed when
     it fails, and `gc` is never wedged by what is left."""
-
-    NOBODY = 65534
 
     def setUp(self):
         super().setUp()
@@ -505,12 +534,10 @@ class ClosedByTheCommand(VenvTestCase):
         for rel in ("__init__.py", "sub/__init__.py"):
             with open(os.path.join(self.pkg, rel), "w") as f:
                 f.write("x = 1\n")
-        subprocess.run(["chown", "-R", "%d:%d" % (self.NOBODY, self.NOBODY), self.own], check=True)
+        subprocess.run(["chown", "-R", "%d:%d" % (NOBODY, NOBODY), self.own], check=True)
 
     def as_nobody(self, *args):
-        cmd = ["setpriv", "--reuid", str(self.NOBODY), "--regid", str(self.NOBODY), "--clear-groups",
-               "env", "HOME=" + self.tmp, VENVTX, "--venv", self.own, *args]
-        return subprocess.run(cmd, capture_output=True, text=True, cwd=self.tmp, timeout=120)
+        return as_nobody(self, self.own, *args)
 
     def previewed(self, probe, *command):
         proc = self.as_nobody("run", "--preview", "always", "--probe", probe, "--", *command)

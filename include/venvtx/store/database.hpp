@@ -41,7 +41,8 @@ private:
 
 class Database {
 public:
-    // Opens (creating if needed) with WAL and synchronous=FULL, then applies migrations.
+    // Opens (creating if needed) with WAL and synchronous=FULL, then applies migrations; an
+    // index this user cannot write is opened read-only, as it is.
     explicit Database(const std::filesystem::path& path);
     ~Database();
     Database(const Database&) = delete;
@@ -51,10 +52,13 @@ public:
     Statement prepare(const std::string& sql) { return Statement(m_db, sql); }
     std::int64_t last_insert_id() const;
     int schema_version();
+    bool read_only() const { return m_read_only; }
 
 private:
     void migrate();
+    void open_read_only(const std::filesystem::path& path);
     sqlite3* m_db = nullptr;
+    bool m_read_only = false;
 };
 
 // BEGIN IMMEDIATE ... COMMIT; rolls back when destroyed uncommitted.

@@ -23,6 +23,8 @@ public:
     Database& db() { return *m_db; }
     History& history() { return m_history; }
     ObjectStore& objects() { return m_objects; }
+    // Exit 5, one line, where this user can only read the index (another user's store).
+    void require_writable();
 
 private:
     std::filesystem::path m_root;
