@@ -336,6 +336,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         }
         return plan;
     };
+    change.changed_live = [&] { return changed_outside(context, store, live_before, Outcome{}); };
     Outcome outcome = run_previewed(context, options.mutation, store, change);
     if (!linked) {
         outcome = with_outside_changes(context, store, live_before, std::move(outcome));

@@ -2,6 +2,8 @@
 // directories), name the rest.
 #include "venvtx/ops/outside_changes.hpp"
 
+#include "venvtx/report/outside_text.hpp"
+
 #include <chrono>
 #include <set>
 
@@ -25,6 +27,21 @@ bool covered(const std::set<std::string>& journaled, std::string path) {
 } // namespace
 
 Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before, Outcome outcome) {
+    if (outcome.extra.contains("changed_outside")) {
+        return outcome; // a failed preview named them in its verdict
+    }
+    std::vector<LiveChange> outside = changed_outside(context, store, before, outcome);
+    if (outside.empty()) {
+        return outcome;
+    }
+    outcome.extra["changed_outside"] = outside_json(outside);
+    context.out.verdict("warning: the live venv changed outside this transaction, and venvtx cannot undo it "
+                        "(it kept no pre-image): " + outside_summary(outside));
+    return outcome;
+}
+
+std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
+                                        const Outcome& outcome) {
     auto started = std::chrono::steady_clock::now();
     LiveScan after = scan_live(context.layout, context.store_root);
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
@@ -36,21 +53,13 @@ Outcome with_outside_changes(const Context& context, Store& store, const LiveSca
             journaled.insert(entry.path);
         }
     }
-    nlohmann::json outside = nlohmann::json::array();
+    std::vector<LiveChange> outside;
     for (const auto& change : live_changes(before, after)) {
         if (!covered(journaled, change.path)) {
-            outside.push_back({{"path", change.path}, {"change", change.change}});
+            outside.push_back(change);
         }
     }
-    if (outside.empty()) {
-        return outcome;
-    }
-    outcome.extra["changed_outside"] = outside;
-    const nlohmann::json& first = outside.front();
-    context.out.verdict("warning: the live venv changed outside this transaction, and venvtx cannot undo it "
-                        "(it kept no pre-image): " + std::to_string(outside.size()) + " path(s), e.g. " +
-                        first["path"].get<std::string>() + " (" + first["change"].get<std::string>() + ")");
-    return outcome;
+    return outside;
 }
 
 } // namespace venvtx

@@ -4,6 +4,7 @@
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/mount_table.hpp"
 #include "venvtx/core/unique_fd.hpp"
 #include "venvtx/preview/view_seal.hpp"
 
@@ -12,9 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -57,11 +56,6 @@ std::string escaped(const stdfs::path& path) {
     return text;
 }
 
-bool is_within(const stdfs::path& inner, const stdfs::path& outer) {
-    auto [end, _] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
-    return end == outer.end();
-}
-
 // The work directory's own "work" subdirectory is left mode 000 by the kernel.
 void open_up_workdir(const stdfs::path& work, bool confined) {
     stdfs::path inner = work / "work";
@@ -75,30 +69,10 @@ void open_up_workdir(const stdfs::path& work, bool confined) {
     }
 }
 
-// mountinfo writes space, tab, newline and backslash in a mount point as \ooo.
-std::string unescaped_mount_point(const std::string& field) {
-    std::string out;
-    for (std::size_t i = 0; i < field.size(); ++i) {
-        if (field[i] == '\\' && i + 3 < field.size()) {
-            out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
-            i += 3;
-        } else {
-            out += field[i];
-        }
-    }
-    return out;
-}
-
 // A mount point strictly below the venv (the store's own mount aside, which the view hides).
 std::optional<stdfs::path> mount_below(const stdfs::path& venv_root, const stdfs::path& store_root) {
-    std::ifstream mounts("/proc/self/mountinfo");
-    std::string line;
-    while (std::getline(mounts, line)) {
-        std::istringstream fields(line);
-        std::string id, parent, device, root, point;
-        fields >> id >> parent >> device >> root >> point;
-        stdfs::path mounted(unescaped_mount_point(point));
-        if (mounted != venv_root && is_within(mounted, venv_root) && !is_within(mounted, store_root)) {
+    for (const auto& mounted : mounts_below(venv_root)) {
+        if (!is_within(mounted, store_root)) {
             return mounted;
         }
     }

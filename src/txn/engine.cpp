@@ -5,6 +5,7 @@
 #include "venvtx/capture/pending_check.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/mount_table.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/subprocess.hpp"
 #include "venvtx/report/probe_text.hpp"
@@ -31,6 +32,7 @@ public:
         : m_context(context), m_options(options), m_store(store), m_plan(std::move(plan)) {}
 
     Outcome run() {
+        refuse_mounted_entries();
         History& history = m_store.history();
         std::optional<ProbeReport> baseline;
         bool probing = !m_options.probe.code.empty();
@@ -264,6 +266,27 @@ private:
     // With --force, a staged file that is still there but holds other bytes (it was edited
     // before the removal without a change of size, so RECORD's hash was not its own, and a
     // chmod -R or chown -R since moved its key) is put back as it is now, said aloud.
+    // What a mount below the venv brings in lives on another filesystem, outside the venv: a
+    // capture would copy it and unlink the original there.
+    void refuse_mounted_entries() const {
+        std::vector<std::filesystem::path> mounts;
+        for (const auto& mounted : mounts_below(m_context.layout.root)) {
+            if (!is_within(mounted, m_context.store_root)) {
+                mounts.push_back(mounted);
+            }
+        }
+        for (const auto& entry : m_plan.entries) {
+            std::filesystem::path path = m_context.layout.root / entry.path;
+            for (const auto& mounted : mounts) {
+                if (is_within(path, mounted)) {
+                    throw usage_error(entry.path + " is on a filesystem mounted at " + mounted.string() +
+                                      " below the venv: venvtx changes only the venv's own files (unmount "
+                                      "it first); nothing was changed");
+                }
+            }
+        }
+    }
+
     void check_pending_sources() {
         PendingCheck checked = check_pending(m_plan.pending);
         for (const auto& path : checked.unintact) {

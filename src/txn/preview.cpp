@@ -5,6 +5,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/worker.hpp"
+#include "venvtx/report/outside_text.hpp"
 #include "venvtx/report/probe_text.hpp"
 
 #include <memory>
@@ -210,13 +211,14 @@ Outcome run_what_if(const Context& context, const MutationOptions& options, cons
 }
 
 std::int64_t record_failed_preview(const Context& context, Store& store, const std::string& kind,
-                                   const std::vector<PackageChange>& packages, const PreviewResult& preview) {
+                                   const std::vector<PackageChange>& packages, const PreviewResult& preview,
+                                   const std::string& live_verdict) {
     History& history = store.history();
     std::string why = preview.failure ? *preview.failure
                                       : "probe failed in the preview: " + preview.probe->error.value_or("");
     std::int64_t id = history.record_aborted(kind, context.argv, packages,
                                              preview.baseline ? std::optional(probe_report_json(*preview.baseline)) : std::nullopt,
-                                             why + "; the live venv was never changed");
+                                             why + "; " + live_verdict);
     if (preview.probe) {
         history.set_probe(id, "probe", probe_report_json(*preview.probe));
     }
@@ -251,13 +253,22 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
         if (preview.probe) {
             say_probe(context.out, "probe (in a private view)", *preview.probe);
         }
-        std::int64_t id = record_failed_preview(context, store, change.kind, plan.packages, preview);
-        std::string verdict = "the live venv was never changed (tx " + std::to_string(id) + " aborted)";
+        std::vector<LiveChange> outside = change.changed_live ? change.changed_live() : std::vector<LiveChange>{};
+        std::string live = outside.empty()
+                               ? "the live venv was never changed"
+                               : "the command changed the live venv outside its view, and venvtx cannot undo it "
+                                 "(it kept no pre-image): " + outside_summary(outside);
+        std::int64_t id = record_failed_preview(context, store, change.kind, plan.packages, preview, live);
+        std::string verdict = live + " (tx " + std::to_string(id) + " aborted)";
         if (preview.failure) {
             throw Error(ExitCode::usage, *preview.failure + " (" + verdict + ")");
         }
         context.out.verdict(verdict);
-        return {ExitCode::probe_failed, store.history().find(id)};
+        Outcome outcome{ExitCode::probe_failed, store.history().find(id)};
+        if (!outside.empty()) {
+            outcome.extra["changed_outside"] = outside_json(outside);
+        }
+        return outcome;
     }
     if (preview.baseline) {
         say_probe(context.out, "baseline probe", *preview.baseline);

@@ -423,6 +423,13 @@ class ChangedOutside(VenvTestCase):
             self.skipTest("no private view here: " + proc.stderr.strip())
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertIn({"path": rel, "change": "modified"}, tx.get("changed_outside", []), tx)
+        self.assertNotIn("never changed", tx["message"])
+        proc = self.venvtx("run", "--preview", "always", "--no-baseline", "--probe", "import flash_attn", "--",
+                           "sh", "-c", "echo '# again' >> " + outside)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertNotIn("never changed", proc.stdout + proc.stderr)
+        self.assertIn("changed the live venv outside its view", proc.stdout)
+        self.assertEqual(1, (proc.stdout + proc.stderr).count(rel), proc.stdout + proc.stderr)
         proc = self.venvtx("run", "--preview", "always", "--probe", "import sys", "--",
                            "sh", "-c", "echo '# again' >> " + outside)
         self.assertIn("changed outside this transaction", proc.stdout)
@@ -624,7 +631,7 @@ class MountBelowTheVenv(VenvTestCase):
     """The overlay shows what a mount below the venv covers, not what the live venv runs: such
     a venv is never previewed (auto falls back to in place, and says why)."""
 
-    def test_a_change_that_breaks_what_is_mounted_is_not_committed(self):
+    def mount_flashinfer(self):
         if os.geteuid() != 0:
             self.skipTest("bind mounts need root")
         mounted = os.path.join(self.tmp, "mounted-flashinfer")
@@ -635,6 +642,21 @@ class MountBelowTheVenv(VenvTestCase):
         if subprocess.run(["mount", "--bind", mounted, target]).returncode != 0:
             self.skipTest("could not bind-mount")
         self.addCleanup(subprocess.run, ["umount", "-l", target])
+        return mounted
+
+    def test_a_removal_of_what_is_mounted_is_refused(self):
+        mounted = self.mount_flashinfer()
+        outside = full_tree_hash(mounted)
+        before = tree_hash(self.venv)
+        proc = self.venvtx("remove", "flashinfer-python")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("mounted at", proc.stderr)
+        self.assertEqual(before, tree_hash(self.venv))
+        self.assertEqual(outside, full_tree_hash(mounted))
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)  # what is not mounted goes
+
+    def test_a_change_that_breaks_what_is_mounted_is_not_committed(self):
+        self.mount_flashinfer()
         before = tree_hash(self.venv)
         proc, tx = self.venvtx_json("remove", "flash-attn", "--probe", "import flashinfer")
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)

@@ -6,6 +6,7 @@
 
 #include "venvtx/preview/overlay_view.hpp"
 #include "venvtx/store/store.hpp"
+#include "venvtx/capture/live_scan.hpp"
 #include "venvtx/txn/context.hpp"
 #include "venvtx/txn/engine.hpp"
 
@@ -61,8 +62,10 @@ Outcome run_what_if(const Context& context, const MutationOptions& options, cons
 
 // Records a previewed change that failed in the view (its probe, or the command itself): a
 // transaction aborted with nothing applied, its probes kept. Returns its id.
+// `live_verdict` says what became of the live venv ("the live venv was never changed").
 std::int64_t record_failed_preview(const Context& context, Store& store, const std::string& kind,
-                                   const std::vector<PackageChange>& packages, const PreviewResult& preview);
+                                   const std::vector<PackageChange>& packages, const PreviewResult& preview,
+                                   const std::string& live_verdict = "the live venv was never changed");
 
 // A change that can be previewed: made inside the view by `in_view`, and as a live transaction
 // by `plan` (given the preview's result: from its layer when it was used, in place otherwise).
@@ -71,6 +74,9 @@ struct PreviewedChange {
     std::function<nlohmann::json()> in_view;
     std::function<TransactionPlan(const PreviewResult&)> plan;
     std::string progress_label;  // see run_preview
+    // What the command changed in the live venv all the same (a second path to it, a hard link
+    // from outside): asked when the view fails, so the verdict never says "never changed" then.
+    std::function<std::vector<LiveChange>()> changed_live;
 };
 
 // The whole flow: preview and baseline side by side; a failure in the view is recorded with
