@@ -14,8 +14,8 @@ KILLED = -9
 FULL = os.environ.get("VENVTX_FULL_SWEEPS") == "1"
 
 
-def sampled(point, every=2):
-    return FULL or point <= 10 or point % every == 0
+def sampled(point, every=2, also=()):
+    return FULL or point <= 10 or point % every == 0 or point in also
 
 
 class SweepCase(VenvTestCase):
@@ -42,6 +42,7 @@ class SweepCase(VenvTestCase):
     # Where the store lives (ExternalStoreSweep moves it to another filesystem), how sparsely
     # its sweeps sample past the tenth step, and whether the template came with a history.
     SAMPLE_EVERY = 2
+    SAMPLE_ALSO = ()  # steps always tried: where a sweep once found a fault
 
     def store_dir(self):
         return os.path.join(self.venv, ".venvtx")
@@ -68,7 +69,7 @@ class SweepCase(VenvTestCase):
         mismatches = []
         while True:
             points += 1
-            if not sampled(points, self.SAMPLE_EVERY):
+            if not sampled(points, self.SAMPLE_EVERY, self.SAMPLE_ALSO):
                 continue
             self.fresh(template)
             env = dict(self.env, VENVTX_FAILPOINT=str(points))
@@ -247,6 +248,11 @@ class ExternalStoreSweep(ExternalStoreMixin, SweepCase):
         self.CHECK_VERDICT = False  # see SweepCase.CHECK_VERDICT
         self.sweep(self.prepare(), CommandSweep.run_args(self), 0, "committed")
 
+    def test_enospc_and_eio_during_a_remove(self):
+        InjectedIoErrors.fault_sweep(self, self.prepare(), ["remove", "sglang", "flash*", "--preview", "never",
+                                                            "--no-baseline", "--probe", "import torch"],
+                                     ("ENOSPC", "EIO:persist"), every=3)
+
 
 class InjectedIoErrors(SweepCase):
     @staticmethod
@@ -265,9 +271,10 @@ class InjectedIoErrors(SweepCase):
         self.fresh(template)
         return self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(step))).returncode == KILLED
 
-    def fault_sweep(self, template, args, kinds):
-        """Each of `kinds` injected at every step of `args`: a clear error (the last line of
-        stderr: an installer speaks before it) and the venv restored, or recoverable."""
+    def fault_sweep(self, template, args, kinds, every=1):
+        """Each of `kinds` injected at every step of `args` (or at the steps `sampled` with
+        `every`): a clear error (the last line of stderr: an installer speaks before it) and the
+        venv restored, or recoverable."""
         self.fresh(template)
         before = tree_hash(self.venv)
         self.assertEqual(self.venvtx(*args).returncode, 0)
@@ -276,7 +283,7 @@ class InjectedIoErrors(SweepCase):
         self.assertGreater(steps, 10)
         tried = 0
         for kind in kinds:
-            for step in range(1, steps + 1):
+            for step in (step for step in range(1, steps + 1) if sampled(step, every)):
                 self.fresh(template)
                 proc = self.venvtx(*args, env=dict(self.env, VENVTX_FAULT="%d:%s" % (step, kind)))
                 tried += 1
@@ -293,7 +300,7 @@ class InjectedIoErrors(SweepCase):
                 tree = tree_hash(self.venv)
                 self.assertIn(tree, (before, after), where + " left a third state")
                 self.assertIn(self.final_state(), ("committed",) if tree == after else ("rolled_back", "aborted", None), where)
-        print("\n  %s: injected I/O errors at %d points (%d steps x %d kinds): all restored or recoverable"
+        print("\n  %s: injected I/O errors at %d points (of %d steps x %d kinds): all restored or recoverable"
               % (args[0], tried, steps, len(kinds)))
 
     def test_enospc_and_eio_once_and_persistent(self):
