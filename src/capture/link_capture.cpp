@@ -32,7 +32,7 @@ public:
             stdfs::path path = m_target.layout.root / entry.path;
             stdfs::path staged = m_target.staging / std::to_string(entry.id);
             if (m_copy_small_files && entry.before.size <= k_copy_limit) {
-                fs.copy_file(path, staged, entry.before.mode);
+                fs.copy_whole(path, staged, entry.before.mode);
                 m_copied.insert(entry.path);
             } else {
                 fs.link_or_copy(path, staged, entry.before.mode);

@@ -254,7 +254,7 @@ private:
         stdfs::path full = m_target.layout.root / touched.entry.path;
         stdfs::path staged = m_target.staging / std::to_string(touched.entry.id);
         if (touched.copied) {
-            Fs::instance().copy_file(full, staged, touched.entry.before.mode);
+            Fs::instance().copy_whole(full, staged, touched.entry.before.mode);
         } else {
             Fs::instance().link_or_copy(full, staged, touched.entry.before.mode);
             m_linked[{touched.inode.device, touched.inode.inode}] = &touched;

@@ -99,8 +99,12 @@ bool is_overlay_xattr(const char* name) {
 }
 
 // What a copy keeps of its source besides the bytes: extended attributes (those this process
-// may set), the owner where it may give it (root), access and modification times.
+// may set), the owner where it may give it (root), access and modification times. The owner
+// first: a chown clears security.capability.
 void copy_metadata(int in, int out, const struct stat& st) {
+    if (::geteuid() == 0) {
+        ::fchown(out, st.st_uid, st.st_gid);
+    }
     std::vector<char> names(4096);
     ssize_t length = ::flistxattr(in, names.data(), names.size());
     if (length < 0 && errno == ERANGE) {
@@ -119,9 +123,6 @@ void copy_metadata(int in, int out, const struct stat& st) {
         if (got >= 0) {
             ::fsetxattr(out, name, value.data(), static_cast<size_t>(got), 0); // refused ones stay unset
         }
-    }
-    if (::geteuid() == 0) {
-        ::fchown(out, st.st_uid, st.st_gid);
     }
     struct timespec times[2] = {st.st_atim, st.st_mtim};
     ::futimens(out, times);
@@ -368,7 +369,23 @@ void Fs::link_or_copy(const stdfs::path& existing, const stdfs::path& new_path, 
         if (error.errno_value() != EXDEV) {
             throw;
         }
-        copy_file(existing, new_path, mode); // the store is on another filesystem
+        copy_whole(existing, new_path, mode); // the store is on another filesystem
+    }
+}
+
+void Fs::take_parent_owner(const stdfs::path& path) {
+    if (::geteuid() != 0) {
+        return; // what anyone else makes is theirs, as it was
+    }
+    ParentDir parent = parent_of(path);
+    struct stat dir {};
+    struct stat node {};
+    check(::fstat(parent.dir.get(), &dir), "stat", path.parent_path());
+    check(::fstatat(parent.dir.get(), parent.leaf.c_str(), &node, AT_SYMLINK_NOFOLLOW), "stat", path);
+    if (node.st_uid != dir.st_uid || node.st_gid != dir.st_gid) {
+        step("chown", path);
+        check(::fchownat(parent.dir.get(), parent.leaf.c_str(), dir.st_uid, dir.st_gid, AT_SYMLINK_NOFOLLOW), "chown",
+              path);
     }
 }
 
@@ -412,6 +429,20 @@ void Fs::copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode) 
     copy_metadata(in.get(), out.get(), st);
     check(::fchmod(out.get(), mode & 07777), "chmod", to); // after fchown, which clears set-id bits
     check(::fsync(out.get()), "fsync", to);
+}
+
+void Fs::copy_whole(const stdfs::path& from, const stdfs::path& to, mode_t mode) {
+    stdfs::path temporary = move_temporary(to);
+    if (struct stat stale {}; Confinement::instance().stat_node(temporary, stale)) {
+        unlink(temporary); // a copy a killed venvtx left
+    }
+    try {
+        copy_file(from, temporary, mode);
+    } catch (const FsError&) {
+        discard(temporary); // a full disk gets its room back
+        throw;
+    }
+    rename(temporary, to);
 }
 
 UniqueFd Fs::create_file(const stdfs::path& path, mode_t mode) {

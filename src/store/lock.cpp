@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <optional>
 #include <sys/file.h>
 #include <thread>
@@ -23,6 +24,13 @@ FileLock::FileLock(const std::filesystem::path& path, std::optional<double> wait
     if (m_fd < 0 && (errno == EACCES || errno == EROFS)) {
         // Another user's store, or a read-only one: flock needs no write access to an existing file.
         m_fd = ::openat(parent.dir.get(), parent.leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    }
+    struct stat dir {};
+    struct stat file {};
+    if (m_fd >= 0 && ::geteuid() == 0 && ::fstat(parent.dir.get(), &dir) == 0 && ::fstat(m_fd, &file) == 0 &&
+        (file.st_uid != dir.st_uid || file.st_gid != dir.st_gid)) {
+        // Root locking another user's venv: <venv>/.lock stays theirs, or their uv could not open it.
+        ::fchown(m_fd, dir.st_uid, dir.st_gid);
     }
     if (m_fd < 0 && errno == ELOOP) {
         throw usage_error(path.string() + " is a symbolic link: venvtx never follows one where it writes; "

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -74,6 +75,24 @@ std::string error_text(archive* handle) {
     return text != nullptr ? text : "libarchive error";
 }
 
+// The loose object's extended attributes, names and values.
+std::vector<std::pair<std::string, std::string>> xattrs_of(int fd) {
+    std::vector<std::pair<std::string, std::string>> found;
+    ssize_t length = ::flistxattr(fd, nullptr, 0);
+    std::vector<char> names(length > 0 ? static_cast<std::size_t>(length) : 0);
+    length = names.empty() ? 0 : ::flistxattr(fd, names.data(), names.size());
+    for (ssize_t at = 0; length > 0 && at < length;) {
+        std::string name = names.data() + at;
+        at += static_cast<ssize_t>(name.size()) + 1;
+        ssize_t size = ::fgetxattr(fd, name.c_str(), nullptr, 0);
+        std::string value(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+        if (size >= 0 && ::fgetxattr(fd, name.c_str(), value.data(), value.size()) == size) {
+            found.emplace_back(name, value);
+        }
+    }
+    return found;
+}
+
 Error archive_error(archive* handle, const std::string& what) {
     return Error(ExitCode::internal, what + ": " + error_text(handle));
 }
@@ -89,6 +108,11 @@ void write_member(archive* handle, WriteTarget& target, const PackSource& source
     archive_entry_set_filetype(entry.get(), AE_IFREG);
     archive_entry_set_perm(entry.get(), 0444);
     archive_entry_set_size(entry.get(), st.st_size);
+    archive_entry_set_uid(entry.get(), st.st_uid);
+    archive_entry_set_gid(entry.get(), st.st_gid);
+    for (const auto& [name, value] : xattrs_of(in.get())) {
+        archive_entry_xattr_add_entry(entry.get(), name.c_str(), value.data(), value.size());
+    }
     if (archive_write_header(handle, entry.get()) != ARCHIVE_OK) {
         throw target.failure ? Error(*target.failure) : archive_error(handle, "pack " + target.path.string());
     }
@@ -169,8 +193,7 @@ std::uint64_t write_pack_file(const stdfs::path& path, const std::vector<PackSou
 }
 
 void read_pack_file(const stdfs::path& path,
-                    const std::function<void(const std::string& hex, std::uint64_t size, const MemberReader& read)>&
-                        on_member) {
+                    const std::function<void(const PackMember& member, const MemberReader& read)>& on_member) {
     UniqueFd in = open_for_reading(path);
     if (!in.valid()) {
         throw Error(ExitCode::verify_failed, "pack " + path.string() + " cannot be opened: " + std::strerror(errno));
@@ -198,17 +221,27 @@ void read_pack_file(const stdfs::path& path,
         if (name == nullptr) {
             throw Error(ExitCode::verify_failed, "pack " + path.string() + " is damaged: a member without a name");
         }
-        std::string hex = name;
-        auto size = static_cast<std::uint64_t>(archive_entry_size(entry));
+        PackMember member;
+        member.hex = name;
+        member.size = static_cast<std::uint64_t>(archive_entry_size(entry));
+        member.uid = static_cast<uid_t>(archive_entry_uid(entry));
+        member.gid = static_cast<gid_t>(archive_entry_gid(entry));
+        archive_entry_xattr_reset(entry);
+        const char* xattr_name = nullptr;
+        const void* value = nullptr;
+        size_t value_size = 0;
+        while (archive_entry_xattr_next(entry, &xattr_name, &value, &value_size) == ARCHIVE_OK) {
+            member.xattrs.emplace_back(xattr_name, std::string(static_cast<const char*>(value), value_size));
+        }
         MemberReader read = [&](char* buffer, std::size_t capacity) -> std::size_t {
             la_ssize_t n = archive_read_data(handle.get(), buffer, capacity);
             if (n < 0) {
-                throw Error(ExitCode::verify_failed, "pack " + path.string() + ", member " + hex + " is damaged: " +
-                                                         error_text(handle.get()));
+                throw Error(ExitCode::verify_failed, "pack " + path.string() + ", member " + member.hex +
+                                                         " is damaged: " + error_text(handle.get()));
             }
             return static_cast<std::size_t>(n);
         };
-        on_member(hex, size, read);
+        on_member(member, read);
     }
 }
 

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <random>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 namespace venvtx {
 
@@ -33,8 +35,20 @@ const char* k_select_packs =
 
 // One member streamed into a temporary file beside its object name, hashed on the way, and
 // renamed into place only when its bytes are the object's.
-void unpack_member(Store& store, const stdfs::path& pack, const std::string& hex, const MemberReader& read,
+// The owner (as root) first, since a chown clears security.capability; then the extended
+// attributes this process may set (the others stay unset, as for any copy: see Fs).
+void give_member_facts(int fd, const PackMember& member) {
+    if (::geteuid() == 0) {
+        ::fchown(fd, member.uid, member.gid);
+    }
+    for (const auto& [name, value] : member.xattrs) {
+        ::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0);
+    }
+}
+
+void unpack_member(Store& store, const stdfs::path& pack, const PackMember& member, const MemberReader& read,
                    std::vector<char>& buffer) {
+    const std::string& hex = member.hex;
     Fs& fs = Fs::instance();
     stdfs::path target = store.objects().object_path(hex);
     stdfs::path temporary = store.root() / "unpacking" / hex;
@@ -56,6 +70,7 @@ void unpack_member(Store& store, const stdfs::path& pack, const std::string& hex
             throw Error(ExitCode::verify_failed, "pack " + pack.string() + ": member " + hex +
                                                      " is corrupted: its bytes hash to " + got.hex);
         }
+        give_member_facts(out.get(), member);
         fs.fsync(out.get(), temporary);
     } catch (...) {
         out = UniqueFd();
@@ -162,13 +177,13 @@ std::set<std::string> unpack_objects(Store& store, const std::set<std::string>& 
     for (auto& [pack, members] : by_pack) {
         stdfs::path path = packs_dir(store) / files[pack];
         try {
-            read_pack_file(path, [&](const std::string& hex, std::uint64_t, const MemberReader& read) {
-                if (members.erase(hex) == 0) {
+            read_pack_file(path, [&](const PackMember& member, const MemberReader& read) {
+                if (members.erase(member.hex) == 0) {
                     return; // not needed: skipped unread
                 }
                 try {
-                    unpack_member(store, path, hex, read, buffer);
-                    unpacked.insert(hex);
+                    unpack_member(store, path, member, read, buffer);
+                    unpacked.insert(member.hex);
                 } catch (const Error& error) {
                     if (mode == PackReading::strict || dynamic_cast<const FsError*>(&error) != nullptr) {
                         throw;
@@ -277,7 +292,8 @@ PackCheck verify_packs(Store& store, double sample_percent) {
         }
         stdfs::path path = packs_dir(store) / pack.file;
         try {
-            read_pack_file(path, [&](const std::string& hex, std::uint64_t, const MemberReader& read) {
+            read_pack_file(path, [&](const PackMember& member, const MemberReader& read) {
+                const std::string& hex = member.hex;
                 if (members.erase(hex) == 0) {
                     return; // a member no longer indexed (its object was pruned): not a problem
                 }

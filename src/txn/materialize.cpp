@@ -218,10 +218,14 @@ private:
     // so it is the file journaled, known by the size and mtime journaled (a removal's
     // before-state has no hash until gc stores it). A staged file with the same bytes is a copy
     // of it: a move across filesystems (a store placed elsewhere) killed after its copy and
-    // before it unlinked the original.
+    // before it unlinked the original. The same for a watched command's `touched` path (its
+    // call waits until the pre-image is kept, and fails once venvtx is gone) and a link
+    // capture's `snapshot` (the command starts once every file is linked).
     bool never_reached(const Entry& entry, const NodeState& current) {
         const NodeState& target = target_of(entry, m_side);
-        if (m_side != Side::before || entry.progress != EntryProgress::planned || target.type != NodeType::file ||
+        bool unreached = entry.progress == EntryProgress::planned || entry.progress == EntryProgress::touched ||
+                         entry.progress == EntryProgress::snapshot;
+        if (m_side != Side::before || !unreached || target.type != NodeType::file ||
             !target.object.empty() || current.type != NodeType::file || current.mode != target.mode ||
             current.size != target.size || current.mtime_ns != target.mtime_ns || m_sources.staging_tx == 0) {
             return false;
@@ -284,9 +288,18 @@ private:
         mode_t open = target.mode | S_IRWXU;
         if (current.type == NodeType::absent) {
             Fs::instance().mkdir(path, open);
+            restore_owner(path);
         }
         if (observe_node(path).mode != open) {
             Fs::instance().chmod(path, open);
+        }
+    }
+
+    // A node brought back (a restore, a rollback): see Fs::take_parent_owner. An apply from a
+    // preview layer makes the command's nodes, owned as the command made them.
+    void restore_owner(const stdfs::path& path) const {
+        if (m_sources.layer.empty()) {
+            Fs::instance().take_parent_owner(path);
         }
     }
 
@@ -371,6 +384,7 @@ private:
         if (target.type == NodeType::symlink) {
             stdfs::path temporary = temporary_path_for(path, entry.id);
             fs.symlink(target.link_target, temporary);
+            restore_owner(temporary);
             fs.rename(temporary, path);
             return;
         }
@@ -381,6 +395,7 @@ private:
             }
             stdfs::path temporary = temporary_path_for(path, entry.id);
             fs.mkfifo(temporary, target.mode);
+            restore_owner(temporary);
             fs.rename(temporary, path);
             return;
         }

@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import stat
+import struct
 import subprocess
 
 from support import VENVTX, ExternalStoreMixin, VenvTestCase, mount_tmpfs, tree_hash
@@ -466,7 +467,9 @@ class ChangedOutside(VenvTestCase):
 
 class ExactMetadata(VenvTestCase):
     """What a previewed change leaves on live files is the command's doing alone: no overlayfs
-    bookkeeping; and its user xattrs and sparseness arrive intact."""
+    bookkeeping; and its user xattrs and sparseness arrive intact. What a rollback brings back
+    keeps owner and xattrs, from a pack too, and root restoring another user's venv leaves
+    nothing of its own there."""
 
     def test_a_previewed_edit_leaves_no_overlay_xattr_and_keeps_user_xattrs(self):
         target = os.path.join(self.site, "flash_attn", "__init__.py")
@@ -490,6 +493,34 @@ class ExactMetadata(VenvTestCase):
         self.assertLess(st.st_blocks * 512, 1024 * 1024, "the sparse file arrived dense")
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertFalse(os.path.exists(sparse))
+
+    def mark(self, path):
+        """A user xattr, a file capability (cap_net_bind_service) and another owner on `path`."""
+        if os.geteuid() != 0:
+            self.skipTest("file capabilities and owners need root")
+        os.chown(path, 1234, 1234)
+        os.setxattr(path, "user.venvtx.test", b"kept")
+        os.setxattr(path, "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 10, 0, 0, 0))
+
+    def test_a_rollback_from_a_pack_keeps_owner_and_xattrs(self):
+        self.mark(os.path.join(self.site, "flash_attn", "__init__.py"))
+        before = full_tree_hash(self.venv)
+        for args in (["remove", "flash-attn"], ["gc", "--loose", "0"], ["rollback"]):
+            proc = self.venvtx(*args)
+            self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
+        self.assertEqual(before, full_tree_hash(self.venv))
+
+    def test_root_restoring_another_users_venv_leaves_nothing_owned_by_root(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root")
+        subprocess.run(["chown", "-R", "%d:%d" % (NOBODY, NOBODY), self.venv], check=True)
+        before = full_tree_hash(self.venv)
+        for args in (["remove", "flash-attn", "sglang"], ["rollback"]):
+            proc = self.venvtx(*args)
+            self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
+        self.assertEqual(before, full_tree_hash(self.venv))
+        lock = os.stat(os.path.join(self.venv, ".lock"))  # uv, run by that user, must open it
+        self.assertEqual((lock.st_uid, lock.st_gid), (NOBODY, NOBODY))
 
 
 NOBODY = 65534
@@ -584,8 +615,9 @@ class ExternalStore(ExternalStoreMixin, VenvTestCase):
         package = os.path.join(self.site, "flash_attn")
         marked = os.path.join(package, "__init__.py")
         sparse = os.path.join(package, "ops", "__init__.py")  # listed in RECORD: removed with the rest
-        os.setxattr(marked, "user.venvtx.test", b"kept")
         os.chown(marked, 1234, 1234)
+        os.setxattr(marked, "user.venvtx.test", b"kept")
+        os.setxattr(marked, "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 10, 0, 0, 0))
         with open(sparse, "wb") as f:
             f.truncate(8 * 1024 * 1024)
             f.seek(3000000)
@@ -623,6 +655,34 @@ class ExternalStore(ExternalStoreMixin, VenvTestCase):
         self.assertEqual(before, full_tree_hash(self.venv), proc.stdout + proc.stderr)
         for args in (["recover"], ["log"], ["verify"], ["remove", "flashinfer-python"], ["rollback"]):
             proc = self.venvtx(*args)
+            self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
+        self.assertEqual(before, full_tree_hash(self.venv))
+
+
+class PreImageCopies(VenvTestCase):
+    """A pre-image copied into the store exists whole or not at all: a copy cut short (the
+    store's disk full, venvtx killed) is never put back over the file it was a copy of."""
+
+    def big_file(self):
+        big = os.path.join(self.site, "sglang", "weights.bin")
+        with open(big, "wb") as f:
+            f.write(os.urandom(6 * 1024 * 1024))
+        return big
+
+    def test_a_write_whose_pre_image_fills_the_store_leaves_the_file_whole(self):
+        big = self.big_file()
+        self.store = os.path.join(mount_tmpfs(self, os.path.join(self.tmp, "small-filesystem"), "8m"), "store")
+        self.assertEqual(self.venvtx("--store", self.store, "remove", "flash-attn").returncode, 0)
+        self.assertEqual(self.venvtx("--store", self.store, "rollback").returncode, 0)
+        before = full_tree_hash(self.venv)
+        proc = self.venvtx("--store", self.store, "run", "--preview", "never", "--capture", "touch", "--",
+                           "sh", "-c", "echo appended >> " + big)
+        self.assertNotEqual(proc.returncode, 0, proc.stdout)
+        self.assertEqual(before, full_tree_hash(self.venv), proc.stdout + proc.stderr)
+        self.assertIn("as it was before", proc.stderr)
+        self.assertNotIn("NOT restored", proc.stdout + proc.stderr)
+        for args in (["recover"], ["log"], ["remove", "flashinfer-python"], ["rollback"]):
+            proc = self.venvtx("--store", self.store, *args)
             self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
         self.assertEqual(before, full_tree_hash(self.venv))
 

@@ -47,9 +47,12 @@ public:
     void symlink(const std::string& target, const stdfs::path& link);
     void mkfifo(const stdfs::path& path, mode_t mode);
     void link(const stdfs::path& existing, const stdfs::path& new_path);
-    // link(), or where the two are on different filesystems, a copy with `mode`.
+    // link(), or where the two are on different filesystems, a whole copy with `mode`.
     void link_or_copy(const stdfs::path& existing, const stdfs::path& new_path, mode_t mode);
     void chmod(const stdfs::path& path, mode_t mode);
+    // As root, a node venvtx made (a directory, symlink or fifo a restore brings back) takes its
+    // directory's owner: root restoring another user's venv leaves nothing owned by root.
+    void take_parent_owner(const stdfs::path& path);
     // Removes overlayfs's private xattrs (trusted.overlay.*, user.overlay.*) from a node renamed
     // out of a preview layer into the live venv.
     void drop_overlay_xattrs(const stdfs::path& path);
@@ -57,6 +60,10 @@ public:
     // Copies `from` to `to` (created exclusively with `mode`) and fsyncs it: holes stay holes,
     // and extended attributes, times and (as root) the owner are kept.
     void copy_file(const stdfs::path& from, const stdfs::path& to, mode_t mode);
+    // copy_file() to a temporary beside `to` (move_temporary), then renamed there: `to` exists
+    // whole or not at all, whether the disk fills or venvtx is killed mid-copy. For pre-images,
+    // which a restore puts back over the file they copy.
+    void copy_whole(const stdfs::path& from, const stdfs::path& to, mode_t mode);
     void fsync_dir(const stdfs::path& dir);
     // A new file written in pieces (a pack): created exclusively with `mode`, each write and the
     // final fsync a step of its own.

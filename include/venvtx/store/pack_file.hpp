@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <sys/types.h>
+#include <utility>
 #include <vector>
 
 namespace venvtx {
@@ -23,10 +25,19 @@ std::uint64_t write_pack_file(const std::filesystem::path& path, const std::vect
 // Pulls the current member's bytes: fills `buffer` with up to `size` bytes, 0 at its end.
 using MemberReader = std::function<std::size_t(char* buffer, std::size_t size)>;
 
-// Streams the pack once, in order: `on_member(hex, size, read)` for each member (a member it
+// A member as its loose object was: the file a restore renames into place keeps its owner and
+// extended attributes (user.*, security.capability, ...); mode and mtime come from the journal.
+struct PackMember {
+    std::string hex;
+    std::uint64_t size = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<std::pair<std::string, std::string>> xattrs;  // name, value
+};
+
+// Streams the pack once, in order: `on_member(member, read)` for each member (a member it
 // does not read is skipped). Throws an Error naming the pack when it cannot be read.
 void read_pack_file(const std::filesystem::path& path,
-                    const std::function<void(const std::string& hex, std::uint64_t size, const MemberReader& read)>&
-                        on_member);
+                    const std::function<void(const PackMember& member, const MemberReader& read)>& on_member);
 
 } // namespace venvtx
