@@ -33,6 +33,10 @@ bool leaf_changed(const LiveNode& was, const LiveNode& now) {
            now.mtime_ns != was.mtime_ns || (now.ctime_ns != was.ctime_ns && now.links == was.links);
 }
 
+bool by_path(const std::pair<std::string, LiveNode>& a, const std::pair<std::string, LiveNode>& b) {
+    return a.first < b.first;
+}
+
 NodeType type_of(mode_t mode) {
     return S_ISDIR(mode) ? NodeType::dir : S_ISREG(mode) ? NodeType::file
                                          : S_ISLNK(mode) ? NodeType::symlink : NodeType::special;
@@ -143,20 +147,21 @@ LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_
                     walker.walk(dir.get(), ".", frontier[i]);
                 }
             }
+            std::sort(parts[w].begin(), parts[w].end(), by_path); // sorted on every core, merged below
         });
     }
+    std::sort(scan.begin(), scan.end(), by_path);
     for (auto& thread : threads) {
         thread.join();
     }
-    std::size_t total = scan.size();
-    for (const auto& part : parts) {
-        total += part.size();
-    }
-    scan.reserve(total);
     for (auto& part : parts) {
-        std::move(part.begin(), part.end(), std::back_inserter(scan));
+        LiveScan merged;
+        merged.reserve(scan.size() + part.size());
+        std::merge(std::make_move_iterator(scan.begin()), std::make_move_iterator(scan.end()),
+                   std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()),
+                   std::back_inserter(merged), by_path);
+        scan = std::move(merged);
     }
-    std::sort(scan.begin(), scan.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return scan;
 }
 
