@@ -3,6 +3,7 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
 #include "venvtx/core/sha256.hpp"
 
 #include <cerrno>
@@ -73,9 +74,8 @@ private:
     // A directory the command closed (`chmod -R a-w`) is opened once its mode is read: the
     // layer is read through it and the apply moves entries out of it.
     static void open_up(const stdfs::path& dir, const struct stat& st) {
-        if (S_ISDIR(st.st_mode) && (st.st_mode & S_IRWXU) != S_IRWXU &&
-            ::chmod(dir.c_str(), (st.st_mode & 07777) | S_IRWXU) != 0) {
-            throw system_error("open the preview layer's directory " + dir.string(), errno);
+        if (S_ISDIR(st.st_mode) && (st.st_mode & S_IRWXU) != S_IRWXU) {
+            Fs::instance().chmod(dir, (st.st_mode & 07777) | S_IRWXU); // the layer is in the store, a root
         }
     }
 

@@ -57,9 +57,9 @@ class ExternalStorePreviewSweep(test_crash.ExternalStoreSweep):
             os.rename(self.store, self.store + "-template")
         args[args.index("torch==2.12.0")] = "sglang"
         args.insert(args.index("-q"), "--force-reinstall")
-        # 794 steps of 3 s each: every 80th, and the stretch of the apply where a kill once
-        # left the dist-info's files with new mtimes.
-        self.SAMPLE_EVERY, self.SAMPLE_ALSO = 80, range(86, 97)
+        # 794 steps of 3 s each: every 160th, and the stretch of the apply where a kill once
+        # left the dist-info's files with new mtimes (89 to 95).
+        self.SAMPLE_EVERY, self.SAMPLE_ALSO = 160, range(89, 96)
         self.sweep(template, args, 0, "committed")
 
 
