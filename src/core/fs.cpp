@@ -128,6 +128,21 @@ void copy_metadata(int in, int out, const struct stat& st) {
     ::futimens(out, times);
 }
 
+// user.* xattrs need write permission, even for the owner: a file the command made read-only
+// (`chmod a-w` in a user namespace's overlay) is opened to its owner for the moment.
+bool remove_xattr_of_read_only(int fd, const char* name) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid() || ::fchmod(fd, (st.st_mode & 07777) | S_IWUSR) != 0) {
+        errno = EACCES;
+        return false;
+    }
+    int removed = ::fremovexattr(fd, name);
+    int saved = errno;
+    ::fchmod(fd, st.st_mode & 07777);
+    errno = saved;
+    return removed == 0 || errno == ENODATA;
+}
+
 ParentDir parent_of(const stdfs::path& path) { return Confinement::instance().open_parent(path); }
 
 // Best effort, for a temporary a failed copy leaves: the failure is what the caller reports.
@@ -179,25 +194,6 @@ void Fs::rename(const stdfs::path& from, const stdfs::path& to) {
     ParentDir target = parent_of(to);
     check(::renameat(source.dir.get(), source.leaf.c_str(), target.dir.get(), target.leaf.c_str()), "rename", from);
 }
-
-namespace {
-
-// user.* xattrs need write permission, even for the owner: a file the command made read-only
-// (`chmod a-w` in a user namespace's overlay) is opened to its owner for the moment.
-bool remove_xattr_of_read_only(int fd, const char* name) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid() || ::fchmod(fd, (st.st_mode & 07777) | S_IWUSR) != 0) {
-        errno = EACCES;
-        return false;
-    }
-    int removed = ::fremovexattr(fd, name);
-    int saved = errno;
-    ::fchmod(fd, st.st_mode & 07777);
-    errno = saved;
-    return removed == 0 || errno == ENODATA;
-}
-
-} // namespace
 
 void Fs::drop_overlay_xattrs(const stdfs::path& path) {
     UniqueFd fd = open_contained(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

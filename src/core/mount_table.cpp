@@ -33,7 +33,7 @@ bool is_within(const stdfs::path& inner, const stdfs::path& outer) {
     return end == outer.end();
 }
 
-std::vector<stdfs::path> mounts_below(const stdfs::path& dir) {
+std::vector<stdfs::path> mounts_below(const stdfs::path& dir, const stdfs::path& except) {
     std::vector<stdfs::path> found;
     std::ifstream mounts("/proc/self/mountinfo");
     std::string line;
@@ -42,7 +42,7 @@ std::vector<stdfs::path> mounts_below(const stdfs::path& dir) {
         std::string id, parent, device, root, point;
         fields >> id >> parent >> device >> root >> point;
         stdfs::path mounted(unescaped_mount_point(point));
-        if (mounted != dir && is_within(mounted, dir)) {
+        if (mounted != dir && is_within(mounted, dir) && !is_within(mounted, except)) {
             found.push_back(mounted);
         }
     }

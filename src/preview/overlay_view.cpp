@@ -69,16 +69,6 @@ void open_up_workdir(const stdfs::path& work, bool confined) {
     }
 }
 
-// A mount point strictly below the venv (the store's own mount aside, which the view hides).
-std::optional<stdfs::path> mount_below(const stdfs::path& venv_root, const stdfs::path& store_root) {
-    for (const auto& mounted : mounts_below(venv_root)) {
-        if (!is_within(mounted, store_root)) {
-            return mounted;
-        }
-    }
-    return std::nullopt;
-}
-
 } // namespace
 
 PreviewArea::PreviewArea(const std::optional<std::filesystem::path>& store_root) {
@@ -141,10 +131,10 @@ void enter_overlay_view(const PreviewArea& area, const std::filesystem::path& ve
     if (is_within(venv_root, store_root)) {
         throw PreviewUnavailable("the store " + store_root.string() + " holds the venv, so it cannot be hidden from it");
     }
-    if (auto covered = mount_below(venv_root, store_root)) {
+    if (auto covered = mounts_below(venv_root, store_root); !covered.empty()) {
         // The overlay would show the directory under it, not what is mounted there: the probe
-        // would judge another venv than the live one.
-        throw PreviewUnavailable("a filesystem is mounted below the venv, at " + covered->string());
+        // would judge another venv than the live one. (The store's own mount the view hides.)
+        throw PreviewUnavailable("a filesystem is mounted below the venv, at " + covered.front().string());
     }
     char cwd[PATH_MAX];
     bool have_cwd = ::getcwd(cwd, sizeof cwd) != nullptr;

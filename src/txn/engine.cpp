@@ -269,12 +269,7 @@ private:
     // What a mount below the venv brings in lives on another filesystem, outside the venv: a
     // capture would copy it and unlink the original there.
     void refuse_mounted_entries() const {
-        std::vector<std::filesystem::path> mounts;
-        for (const auto& mounted : mounts_below(m_context.layout.root)) {
-            if (!is_within(mounted, m_context.store_root)) {
-                mounts.push_back(mounted);
-            }
-        }
+        std::vector<std::filesystem::path> mounts = mounts_below(m_context.layout.root, m_context.store_root);
         for (const auto& entry : m_plan.entries) {
             std::filesystem::path path = m_context.layout.root / entry.path;
             for (const auto& mounted : mounts) {

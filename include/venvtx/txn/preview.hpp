@@ -4,9 +4,9 @@
 // and the live venv never saw it.
 #pragma once
 
+#include "venvtx/capture/live_scan.hpp"
 #include "venvtx/preview/overlay_view.hpp"
 #include "venvtx/store/store.hpp"
-#include "venvtx/capture/live_scan.hpp"
 #include "venvtx/txn/context.hpp"
 #include "venvtx/txn/engine.hpp"
 
