@@ -306,7 +306,7 @@ private:
     void close_dir(const Entry& entry) {
         const NodeState& target = target_of(entry, m_side);
         stdfs::path path = m_layout.root / entry.path;
-        if (target.type == NodeType::dir && target.mode != (target.mode | S_IRWXU)) {
+        if (target.type == NodeType::dir && (target.mode & S_IRWXU) != S_IRWXU) { // make_dir left it open
             NodeState current = observe_node(path);
             if (current.type == NodeType::dir && current.mode != target.mode) {
                 Fs::instance().chmod(path, target.mode);
