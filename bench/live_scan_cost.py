@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timing import torch_scale_arguments, torch_scale_template  # noqa: E402
 
-SCANNED = re.compile(r"scanned the live venv after the command: (\d+) paths in ([0-9.]+) s")
+SCANNED = re.compile(r"checked the live venv after the command: (\d+) paths in ([0-9.]+) s")
 
 
 def main():
@@ -33,6 +33,7 @@ def main():
     ours, theirs, paths = [], [], 0
     try:
         subprocess.run(["cp", "-a", "--sparse=always", template, venv], check=True)
+        os.sync()  # the copy written back before anything is timed
         for _ in range(args.rounds):
             proc = subprocess.run([os.path.abspath(args.venvtx), "--venv", venv, "-v", "run", "--preview", "never",
                                    "--", "true"], capture_output=True, text=True)

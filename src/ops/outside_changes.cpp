@@ -43,10 +43,11 @@ Outcome with_outside_changes(const Context& context, Store& store, const LiveSca
 std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
                                         const Outcome& outcome) {
     auto started = std::chrono::steady_clock::now();
-    LiveScan after = scan_live(context.layout, context.store_root);
+    LiveCheck check = changes_since(before, context.layout, context.store_root);
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-    context.out.debug("scanned the live venv after the command: " + std::to_string(after.size()) + " paths in " +
-                      std::to_string(took.count()) + " s");
+    context.out.debug("checked the live venv after the command: " + std::to_string(check.paths) + " paths in " +
+                      std::to_string(took.count()) + " s, " + std::to_string(check.reread) +
+                      " directories read again");
     std::set<std::string> journaled;
     if (outcome.tx) {
         for (const auto& entry : store.history().entries(outcome.tx->id)) {
@@ -54,7 +55,7 @@ std::vector<LiveChange> changed_outside(const Context& context, Store& store, co
         }
     }
     std::vector<LiveChange> outside;
-    for (const auto& change : live_changes(before, after)) {
+    for (const auto& change : check.changes) {
         if (!covered(journaled, change.path)) {
             outside.push_back(change);
         }

@@ -8,6 +8,7 @@ import sqlite3
 import stat
 import struct
 import subprocess
+import time
 
 from support import VENVTX, ExternalStoreMixin, VenvTestCase, mount_tmpfs, tree_hash
 
@@ -723,3 +724,47 @@ class MountBelowTheVenv(VenvTestCase):
         self.assertFalse(tx["preview"]["used"])
         self.assertIn("mounted below the venv", tx["preview"]["reason"])
         self.assertEqual(before, tree_hash(self.venv))
+
+
+class WholeSecondTimestamps(VenvTestCase):
+    """A filesystem that keeps whole seconds (ext4 with 128-byte inodes; older kernels' clock
+    ticks do the same in milliseconds): a directory changed just before venvtx's scan, and
+    again by another path during the command, keeps its ctime. The check after the command
+    reads such a directory again rather than trusting the ctime, and names the change."""
+
+    def test_an_entry_added_by_another_path_in_the_second_of_the_scan_is_named(self):
+        if os.geteuid() != 0:
+            self.skipTest("loop and bind mounts need root")
+        image = os.path.join(self.tmp, "seconds.img")
+        with open(image, "wb") as f:
+            f.truncate(128 * 1024 * 1024)
+        mounted = os.path.join(self.tmp, "seconds")
+        second_path = os.path.join(self.tmp, "second-path")
+        os.makedirs(mounted)
+        os.makedirs(second_path)
+        if subprocess.run(["mkfs.ext4", "-q", "-F", "-I", "128", image], capture_output=True).returncode != 0 or \
+                subprocess.run(["mount", "-o", "loop", image, mounted]).returncode != 0:
+            self.skipTest("no loop-mounted ext4 here")
+        self.addCleanup(subprocess.run, ["umount", "-l", mounted])
+        package = os.path.relpath(os.path.join(self.site, "flash_attn"), self.tmp)  # venv/lib/.../flash_attn
+        subprocess.run(["cp", "-a", self.venv, mounted], check=True)
+        self.venv = os.path.join(mounted, "venv")
+        if subprocess.run(["mount", "--bind", mounted, second_path]).returncode != 0:
+            self.skipTest("could not bind-mount")
+        self.addCleanup(subprocess.run, ["umount", "-l", second_path])
+        live = os.path.join(mounted, package)
+        for attempt in range(3):
+            time.sleep(1.01 - time.time() % 1)  # all that follows within one second, if it can
+            with open(os.path.join(live, "early%d.py" % attempt), "w") as f:
+                f.write("# made just before the scan\n")
+            made = os.stat(live).st_ctime_ns
+            late = os.path.join(package, "late%d.py" % attempt)
+            proc, tx = self.venvtx_json("run", "--preview", "never", "--capture", "touch", "--",
+                                        "sh", "-c", "echo x > " + os.path.join(second_path, late))
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            if os.stat(live).st_ctime_ns == made:
+                break  # the command's entry kept the ctime of the one made before the scan
+        else:
+            self.skipTest("never within one second: %s" % tx)
+        rel = os.path.relpath(late, "venv")
+        self.assertIn({"path": rel, "change": "added"}, tx.get("changed_outside", []), tx)

@@ -1,10 +1,12 @@
-// A cheap scan of the live venv (but the store and .lock): each path's type and, for leaves,
-// inode and ctime. Two scans around a command tell every change to the venv, whoever made it
-// and through whichever name (a bind mount elsewhere, a hard link from outside): any write,
-// chmod or link moves a file's ctime, and a replacement changes its inode. Directories count
-// only when they appear, go or change type (their ctime moves with every entry made in them);
-// a leaf whose ctime moved only along with its link count is unchanged (a name added or
-// removed elsewhere, by uv's cache shared with another venv).
+// A cheap scan of the live venv (but the store and .lock), kept as a tree: each path's type,
+// inode and ctime. A scan before a command and a check after it tell every change to the venv,
+// whoever made it and through whichever name (a bind mount elsewhere, a hard link from
+// outside): any write, chmod or link moves a file's ctime, and a replacement changes its
+// inode. The check reads a directory again only when its ctime moved (an entry made, removed
+// or renamed in it) or may have moved unseen; elsewhere it stats the names it already knows.
+// Directories count only when they appear, go or change type; a leaf whose ctime moved only
+// along with its link count is unchanged (a name added or removed elsewhere, by uv's cache
+// shared with another venv).
 #pragma once
 
 #include "venvtx/core/node_state.hpp"
@@ -12,15 +14,15 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <sys/types.h>
-#include <utility>
 #include <vector>
 
 namespace venvtx {
 
 struct LiveNode {
-    NodeType type = NodeType::absent;
+    NodeType type = NodeType::absent;  // absent: gone while the scan read its directory
     ino_t inode = 0;
     std::int64_t ctime_ns = 0;
     // What a ctime that moved is read against: a link count that changed alone (uv linking the
@@ -31,8 +33,23 @@ struct LiveNode {
     std::int64_t mtime_ns = 0;
 };
 
-// Venv-relative path and node, sorted by path.
-using LiveScan = std::vector<std::pair<std::string, LiveNode>>;
+struct LiveDir;
+
+struct LiveEntry {
+    std::string name;
+    LiveNode node;
+    std::unique_ptr<LiveDir> dir;  // a directory's entries
+};
+
+struct LiveDir {
+    std::vector<LiveEntry> entries;  // sorted by name
+};
+
+struct LiveScan {
+    LiveEntry root;             // the venv's root directory, named ""
+    std::int64_t started_ns = 0; // the filesystems' clock when the scan began
+    std::size_t paths = 0;
+};
 
 LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root);
 
@@ -41,7 +58,13 @@ struct LiveChange {
     const char* change;  // "added", "removed" or "modified"
 };
 
-// What differs between two scans, sorted by path.
-std::vector<LiveChange> live_changes(const LiveScan& before, const LiveScan& after);
+struct LiveCheck {
+    std::vector<LiveChange> changes;  // sorted by path
+    std::size_t paths = 0;            // the paths looked at
+    std::size_t reread = 0;           // the directories read again
+};
+
+// What changed in the live venv since `before` was scanned.
+LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root);
 
 } // namespace venvtx
