@@ -74,7 +74,8 @@ const CLI::Validator k_transaction_id(
 void PreviewFlags::add_to(CLI::App& app) {
     app.add_option("--preview", preview,
                    "auto (make the change in a private overlay view first and probe it there, where the system "
-                   "allows it), always, or never (change the venv in place, restore if the probe fails)");
+                   "allows it: install and run with --capture auto always, the rest when there is a probe), "
+                   "always, or never (change the venv in place, restore if the probe fails)");
     app.add_flag("--probe-live", probe_live, "after a previewed change is applied, probe the live venv too");
 }
 
@@ -85,8 +86,9 @@ void PreviewFlags::apply_to(MutationOptions& options) const {
 
 void CaptureFlags::add_to(CLI::App& app) {
     app.add_option("--capture", capture,
-                   "auto (touch where the kernel allows it), touch (keep each file's pre-image the moment "
-                   "the command first changes it) or link (hard-link every file beforehand)");
+                   "auto (the preview's overlay where the system allows it, else touch where the kernel "
+                   "allows it, else link), or in place: touch (keep each file's pre-image the moment the "
+                   "command first changes it) or link (hard-link every file beforehand)");
     app.add_flag("--copy", copy, "with link capture: copy files up to 1 MiB beforehand, so in-place edits can be undone too");
 }
 

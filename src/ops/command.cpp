@@ -305,7 +305,10 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");
         return {};
     }
-    bool previewing = preview_skipped(options.mutation).empty();
+    // With --capture auto the overlay is the capture, probe or not; a capture asked for by name
+    // is the in-place one, used without a probe (with one, where the view is refused).
+    bool watched = options.capture == CaptureMode::automatic;
+    bool previewing = preview_skipped(options.mutation, watched).empty();
     std::optional<bool> touch;
     if (!previewing) {
         touch = use_touch_capture(context, options); // a bad --capture is refused before the store exists
@@ -317,6 +320,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     bool linked = false; // link capture links every file first, which moves every ctime: its own diff sees all
     PreviewedChange change;
     change.kind = options.kind;
+    change.watched = watched;
     change.in_view = [&] {
         check_exit(options.argv, run_subprocess(command_spec(context, options)));
         return nlohmann::json{{"versions", installed_versions(context.layout)}};

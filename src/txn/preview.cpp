@@ -59,11 +59,11 @@ nlohmann::json PreviewResult::json() const {
     return document;
 }
 
-std::string preview_skipped(const MutationOptions& options) {
+std::string preview_skipped(const MutationOptions& options, bool watched) {
     if (options.preview == PreviewMode::never) {
         return "--preview never";
     }
-    if (options.preview == PreviewMode::automatic && options.probe.code.empty()) {
+    if (options.preview == PreviewMode::automatic && options.probe.code.empty() && !watched) {
         return "no probe to run on a preview";
     }
     return "";
@@ -228,7 +228,7 @@ std::int64_t record_failed_preview(const Context& context, Store& store, const s
 
 Outcome run_previewed(const Context& context, const MutationOptions& options, Store& store,
                       const PreviewedChange& change) {
-    std::string skipped = preview_skipped(options);
+    std::string skipped = preview_skipped(options, change.watched);
     if (!skipped.empty()) {
         PreviewResult none;
         none.reason = skipped;

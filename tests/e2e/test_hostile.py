@@ -768,3 +768,56 @@ class WholeSecondTimestamps(VenvTestCase):
             self.skipTest("never within one second: %s" % tx)
         rel = os.path.relpath(late, "venv")
         self.assertIn({"path": rel, "change": "added"}, tx.get("changed_outside", []), tx)
+
+
+FLIPPER = r'''
+import ctypes, os, sys, threading, time
+decoy, victim = (p.encode() for p in sys.argv[1:3])
+width = max(len(decoy), len(victim)) + 1
+decoy, victim = decoy.ljust(width, b"\0"), victim.ljust(width, b"\0")
+buffer = ctypes.create_string_buffer(decoy, width)
+libc = ctypes.CDLL(None, use_errno=True)
+done = time.monotonic() + 1.5
+def flip():
+    while time.monotonic() < done:
+        ctypes.memmove(buffer, victim, width)
+        ctypes.memmove(buffer, decoy, width)
+threading.Thread(target=flip).start()
+while time.monotonic() < done:
+    libc.unlink(buffer)  # ctypes lets the flipping thread run meanwhile
+'''
+
+
+class FlippedPath(VenvTestCase):
+    """A command whose second thread flips the path of an `unlink` between a file outside the
+    venv and a venv file while the call is held: whatever the kernel reads last is what
+    changes. Previewed (the default for run, probe or not), the overlay is the capture, so the
+    rollback brings the file back; in place, the check after the command names what the watch
+    missed."""
+
+    def flip(self, *options):
+        victim = os.path.join(self.site, "flash_attn", "__init__.py")
+        decoy = os.path.join(self.tmp, "decoy", "__init__.py")
+        os.makedirs(os.path.dirname(decoy))
+        return victim, self.venvtx_json("run", *options, "--", os.path.join(self.venv, "bin", "python"), "-c",
+                                        FLIPPER, decoy, victim)
+
+    def test_previewed_the_removed_file_is_captured_and_rolled_back(self):
+        before = full_tree_hash(self.venv)
+        victim, (proc, tx) = self.flip()
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        if not tx["preview"]["used"]:
+            self.skipTest("no private view here: " + tx["preview"]["reason"])
+        self.assertFalse(os.path.exists(victim), "the flip never reached the venv file")
+        self.assertNotIn("changed_outside", tx)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertEqual(before, full_tree_hash(self.venv))
+
+    def test_in_place_what_the_watch_missed_is_named(self):
+        victim, (proc, tx) = self.flip("--preview", "never", "--capture", "touch")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertFalse(os.path.exists(victim), "the flip never reached the venv file")
+        rel = os.path.relpath(victim, self.venv)
+        captured = tx["files"]["removed"] > 0
+        named = {"path": rel, "change": "removed"} in tx.get("changed_outside", [])
+        self.assertTrue(captured != named, tx)  # captured, or else named: never silent

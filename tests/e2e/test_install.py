@@ -9,12 +9,15 @@ from support import VenvTestCase, tree_hash
 
 
 class InstallCase(VenvTestCase):
-    """Runs under the default capture (touch, where the kernel allows it); the *Link
-    subclasses run the same tests under --capture link."""
+    """In place where no probe is given (`--preview never`: the default previews every
+    install and run, test_preview's to test), under the auto capture (touch, where the kernel
+    allows it); the *Link subclasses run the same tests under --capture link."""
     CAPTURE = None
 
     def venvtx(self, *args, **kwargs):
         at = next((i for i, a in enumerate(args) if a in ("install", "run")), None)
+        if at is not None and "--probe" not in args and "--preview" not in args:
+            args = (*args[:at + 1], "--preview", "never", *args[at + 1:])
         if self.CAPTURE and at is not None:
             args = (*args[:at + 1], "--capture", self.CAPTURE, *args[at + 1:])
         return super().venvtx(*args, **kwargs)

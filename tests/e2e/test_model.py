@@ -20,9 +20,13 @@ The steps of a sequence are drawn as it goes from its seed and the state the mod
 failure names a seed that reproduces it with the same binary, and the exact step list, which
 VENVTX_MODEL_REPLAY runs again. Each sequence has its own temp dir, kept when it fails.
 
+Run as root, one sequence in 8 (seeds 5, 13, 21, ...) keeps its store on another filesystem (a
+tmpfs the test mounts, `--store` on every call): every capture and restore crosses filesystems.
+
 Environment: VENVTX_MODEL_SEQUENCES (default 200), VENVTX_MODEL_JOBS (worker threads, default 2),
 VENVTX_MODEL_SEED (run just that seed), VENVTX_MODEL_REPLAY (a JSON list of steps, as a failure
-prints them: replays exactly those steps).
+prints them: replays exactly those steps), VENVTX_MODEL_EXTERNAL (`all`: every sequence with its
+store on the tmpfs; `none`: no sequence).
 """
 import base64
 import hashlib
@@ -535,10 +539,11 @@ class StepFailure(AssertionError):
 class Sequence:
     """One sequence in its own temp dir (removed when it passes)."""
 
-    def __init__(self, fx, label, seed=None, steps=None):
+    def __init__(self, fx, label, seed=None, steps=None, store=None):
         """Either `seed`: steps chosen as it goes, from the state the model is in (so a kill that
-        landed or not steers what follows), reproducibly; or `steps`: exactly those."""
-        self.fx, self.label, self.seed, self.steps = fx, label, seed, steps
+        landed or not steers what follows), reproducibly; or `steps`: exactly those. `store`: a
+        store directory elsewhere (--store), when not the venv's own."""
+        self.fx, self.label, self.seed, self.steps, self.store = fx, label, seed, steps, store
         self.length = len(steps) if steps is not None else None
         self.tmp = tempfile.mkdtemp(prefix="venvtx-model-%s-" % label)
         self.venv = os.path.join(self.tmp, "venv")
@@ -555,7 +560,8 @@ class Sequence:
         proc = None
         for _attempt in range(30):
             try:
-                proc = subprocess.run([VENVTX, "--venv", self.venv, *args], capture_output=True,
+                store = ["--store", self.store] if self.store else []
+                proc = subprocess.run([VENVTX, "--venv", self.venv, *store, *args], capture_output=True,
                                       text=True, env=env or self.env, cwd=self.tmp, timeout=300)
             except OSError:  # ETXTBSY, EACCES or ENOENT while the linker writes it
                 time.sleep(2)
@@ -614,6 +620,8 @@ class Sequence:
         lines = ["sequence %s failed at step %d of %s: %s" % (self.label, len(self.done), self.length, message),
                  "  steps so far (VENVTX_MODEL_REPLAY): %s" % json.dumps(self.done),
                  "  temp dir (kept): %s" % self.tmp]
+        if self.store:
+            lines.append("  its store on a tmpfs, %s (replay with VENVTX_MODEL_EXTERNAL=all)" % self.store)
         if expected is not None:
             exp_model, exp_tree = expected
             tree, log = actual
@@ -695,7 +703,11 @@ class Sequence:
             self.length = rng.randint(3, 6)
             for _ in range(self.length):
                 model = self.run_step(model, choose_step(rng, model))
+        if self.store and (os.path.exists(os.path.join(self.venv, ".venvtx")) or not os.path.isdir(self.store)):
+            self.fail("the store was not where --store put it: %s" % self.store)
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.store:
+            shutil.rmtree(os.path.dirname(self.store), ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -707,9 +719,19 @@ class ModelTest(unittest.TestCase):
         cls.fx = fixture()
         sys.stderr.write("\n  model fixture (wheels, template venv, %d subtrees): %.1fs\n"
                          % (len(cls.fx.subtrees), time.monotonic() - started))
+        cls.external = None  # where sequences keep a store on another filesystem
+        if os.geteuid() == 0 and os.environ.get("VENVTX_MODEL_EXTERNAL") != "none":
+            mount_point = tempfile.mkdtemp(prefix="venvtx-model-stores-")
+            if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1g", "tmpfs", mount_point]).returncode == 0:
+                cls.external = mount_point
+            else:
+                os.rmdir(mount_point)
 
     @classmethod
     def tearDownClass(cls):
+        if cls.external:
+            subprocess.run(["umount", "-l", cls.external])
+            os.rmdir(cls.external)
         global _fixture
         with _fixture_lock:
             if _fixture is not None:
@@ -731,9 +753,13 @@ class ModelTest(unittest.TestCase):
         verbs, exit_codes, totals = {}, {}, {"steps": 0, "kills": 0}
         lock = threading.Lock()
 
+        every = os.environ.get("VENVTX_MODEL_EXTERNAL") == "all"
+        externals = [label for label, seed, _ in jobs if self.external and (every or (seed is not None and seed % 8 == 5))]
+
         def one(job):
             label, seed, steps = job
-            sequence = Sequence(self.fx, label, seed=seed, steps=steps)
+            store = os.path.join(self.external, label, "store") if label in externals else None
+            sequence = Sequence(self.fx, label, seed=seed, steps=steps, store=store)
             try:
                 sequence.run()
                 return None
@@ -753,9 +779,9 @@ class ModelTest(unittest.TestCase):
 
         with ThreadPoolExecutor(max_workers=int(os.environ.get("VENVTX_MODEL_JOBS", "2"))) as pool:
             failures = [f for f in pool.map(one, jobs) if f]
-        sys.stderr.write("\n  %d sequences, %d steps run (%s; %d kills landed; venvtx exit codes %s), "
-                         "%d failed, %.0fs\n" % (
-                             len(jobs), totals["steps"], ", ".join("%s %d" % kv for kv in sorted(verbs.items())),
+        sys.stderr.write("\n  %d sequences (%d with the store on a tmpfs), %d steps run (%s; %d kills landed; "
+                         "venvtx exit codes %s), %d failed, %.0fs\n" % (
+                             len(jobs), len(externals), totals["steps"], ", ".join("%s %d" % kv for kv in sorted(verbs.items())),
                              totals["kills"], ", ".join("%d: %d" % kv for kv in sorted(exit_codes.items())),
                              len(failures), time.monotonic() - started))
         if failures:

@@ -34,9 +34,10 @@ struct PreviewResult {
     nlohmann::json json() const;            // {"used": true} or {"used": false, "reason": ...}
 };
 
-// Why this command gets no preview ("" when it should try one): --preview never, or auto
-// without a probe to run.
-std::string preview_skipped(const MutationOptions& options);
+// Why this change gets no preview ("" when it should try one): --preview never, or auto without
+// a probe to run. A `watched` command (install, run) is previewed by auto with a probe or
+// without: the view is its capture, which sees every path the command takes.
+std::string preview_skipped(const MutationOptions& options, bool watched = false);
 
 // Runs the baseline probe (unless --no-baseline) against the live venv and, at the same time,
 // `change` and then the probe in a private view whose layer is `area`. When the system refuses
@@ -71,6 +72,7 @@ std::int64_t record_failed_preview(const Context& context, Store& store, const s
 // by `plan` (given the preview's result: from its layer when it was used, in place otherwise).
 struct PreviewedChange {
     std::string kind;
+    bool watched = false;  // a command venvtx runs with --capture auto (see preview_skipped)
     std::function<nlohmann::json()> in_view;
     std::function<TransactionPlan(const PreviewResult&)> plan;
     std::string progress_label;  // see run_preview
