@@ -81,7 +81,8 @@ public:
     }
 
     std::string describe() const override {
-        return std::to_string(m_trap.served()) + " calls watched, " + std::to_string(m_touched.size()) +
+        return std::to_string(m_trap.served()) + " calls watched (" + std::to_string(m_trap.emulated()) +
+               " made by venvtx), " + std::to_string(m_touched.size()) +
                " venv paths touched, " + std::to_string(m_kept) + " pre-images kept";
     }
 

@@ -79,14 +79,11 @@ public:
         return std::string(buffer, static_cast<size_t>(n));
     }
 
-    // A path the process named, as venvtx can resolve it in the process's own view: relative
-    // ones from its /proc/<pid>/cwd or /proc/<pid>/fd/N (links the kernel follows to the very
-    // directory), absolute ones below its /proc/<pid>/root (a chroot too), /proc/self its own.
-    stdfs::path in_view(int dirfd, const std::string& text) const {
+    // An absolute path the process named, as venvtx can resolve it in the process's own view:
+    // below its /proc/<pid>/root (a chroot too), /proc/self its own. (A relative one is
+    // resolved from its pinned directory: see pin.)
+    stdfs::path in_view(const std::string& text) const {
         std::string proc = "/proc/" + std::to_string(m_pid);
-        if (!text.empty() && text.front() != '/') {
-            return stdfs::path(proc + (dirfd == AT_FDCWD ? "/cwd" : "/fd/" + std::to_string(dirfd))) / text;
-        }
         for (const std::string self : {"/proc/self", "/proc/thread-self"}) {
             if (text == self || text.compare(0, self.size() + 1, self + "/") == 0) {
                 return proc + text.substr(self.size());
@@ -94,6 +91,30 @@ public:
         }
         return proc + "/root" + text;
     }
+
+    // `text` as the call will take it, its starting directory opened once (see PinnedPath).
+    PinnedPath pin(int dirfd, const std::string& text) const {
+        PinnedPath path;
+        path.text = text;
+        if (!text.empty() && text.front() == '/') {
+            for (const std::string self : {"/proc/self", "/proc/thread-self"}) {
+                if (text == self || text.compare(0, self.size() + 1, self + "/") == 0) {
+                    path.text = "/proc/" + std::to_string(m_pid) + text.substr(self.size());
+                }
+            }
+            return path;
+        }
+        std::string where = "/proc/" + std::to_string(m_pid) + (dirfd == AT_FDCWD ? "/cwd" : "/fd/" + std::to_string(dirfd));
+        auto base = std::make_shared<UniqueFd>(::open(where.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (base->valid()) {
+            path.base = std::move(base);
+        } else {
+            path.error = errno == ENOENT ? EBADF : errno;
+        }
+        return path;
+    }
+
+    pid_t pid() const { return m_pid; }
 
 private:
     pid_t m_pid;
@@ -132,32 +153,43 @@ class Decoder {
 public:
     explicit Decoder(const TrappedCall& call) : m_call(call), m_view(call.pid) {}
 
-    std::vector<PendingChange> decode() {
+    DecodedCall decode() {
         const auto& a = m_call.args;
         switch (m_call.number) {
-        case SYS_open: opened(AT_FDCWD, a[0], a[1]); break;
-        case SYS_openat: opened(fd(a[0]), a[1], a[2]); break;
-        case SYS_openat2: opened(fd(a[0]), a[1], m_view.word_at(a[2])); break; // open_how.flags
-        case SYS_creat:
-        case SYS_truncate: named(AT_FDCWD, a[0], ChangeKind::write, true); break;
-        case SYS_unlink:
+        case SYS_open: opened(AT_FDCWD, a[0], a[1], a[2], std::nullopt); break;
+        case SYS_openat: opened(fd(a[0]), a[1], a[2], a[3], std::nullopt); break;
+        case SYS_openat2: // struct open_how: flags, mode, resolve
+            opened(fd(a[0]), a[1], m_view.word_at(a[2]), m_view.word_at(a[2] + 8), m_view.word_at(a[2] + 16));
+            break;
+        case SYS_creat: opened(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1], std::nullopt); break;
+        case SYS_truncate:
+            emulated(emulate_truncate(named(AT_FDCWD, a[0], ChangeKind::write, true), static_cast<off_t>(a[1])));
+            break;
+        case SYS_unlink: emulated(emulate_unlinkat(named(AT_FDCWD, a[0], ChangeKind::replace, false), 0)); break;
         case SYS_rmdir:
+            emulated(emulate_unlinkat(named(AT_FDCWD, a[0], ChangeKind::replace, false), AT_REMOVEDIR));
+            break;
         case SYS_mkdir: named(AT_FDCWD, a[0], ChangeKind::replace, false); break;
         case SYS_mknod: named(AT_FDCWD, a[0], node_kind(a[1]), false); break;
         case SYS_unlinkat:
+            emulated(emulate_unlinkat(named(fd(a[0]), a[1], ChangeKind::replace, false), static_cast<int>(a[2])));
+            break;
         case SYS_mkdirat: named(fd(a[0]), a[1], ChangeKind::replace, false); break;
         case SYS_mknodat: named(fd(a[0]), a[1], node_kind(a[2]), false); break;
-        case SYS_rename:
-            named(AT_FDCWD, a[0], ChangeKind::move_tree, false);
-            named(AT_FDCWD, a[1], ChangeKind::replace, false);
+        case SYS_rename: {
+            PinnedPath from = named(AT_FDCWD, a[0], ChangeKind::move_tree, false);
+            emulated(emulate_renameat2(from, named(AT_FDCWD, a[1], ChangeKind::replace, false), 0));
             break;
+        }
         case SYS_renameat:
-        case SYS_renameat2:
-            named(fd(a[0]), a[1], ChangeKind::move_tree, false);
-            named(fd(a[2]), a[3], m_call.number == SYS_renameat2 && (a[4] & RENAME_EXCHANGE) ? ChangeKind::move_tree
-                                                                                            : ChangeKind::replace,
-                  false);
+        case SYS_renameat2: {
+            unsigned flags = m_call.number == SYS_renameat2 ? static_cast<unsigned>(a[4]) : 0;
+            PinnedPath from = named(fd(a[0]), a[1], ChangeKind::move_tree, false);
+            PinnedPath to = named(fd(a[2]), a[3], (flags & RENAME_EXCHANGE) ? ChangeKind::move_tree : ChangeKind::replace,
+                                  false);
+            emulated(emulate_renameat2(from, to, flags));
             break;
+        }
         case SYS_symlink: named(AT_FDCWD, a[1], ChangeKind::replace, false); break;
         case SYS_link:
             named(AT_FDCWD, a[0], ChangeKind::second_name, false);
@@ -194,7 +226,7 @@ public:
         case SYS_fremovexattr: described(fd(a[0])); break;
         default: break;
         }
-        return m_changes;
+        return {m_changes, m_emulation};
     }
 
 private:
@@ -206,12 +238,34 @@ private:
         return type == 0 || type == S_IFREG ? ChangeKind::replace : ChangeKind::special;
     }
 
-    void opened(int dirfd, std::uint64_t path, std::uint64_t flags) {
+    // openat2 takes its flags from memory too: it is made here even when it only reads.
+    void opened(int dirfd, std::uint64_t address, std::uint64_t flags, std::uint64_t mode,
+                std::optional<std::uint64_t> how_resolve) {
         bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT)) != 0;
+        PinnedPath path;
         if (writes) {
             bool follow = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
-            named(dirfd, path, ChangeKind::write, follow);
+            path = named(dirfd, address, ChangeKind::write, follow);
+        } else {
+            path = m_view.pin(dirfd, m_view.string_at(address));
         }
+        if (caller().same) {
+            m_emulation = emulate_open(std::move(path), flags, mode, how_resolve, caller().same_umask);
+        }
+    }
+
+    // A call venvtx makes itself, where the caller's calls do what venvtx's would.
+    void emulated(Emulation emulation) {
+        if (caller().same) {
+            m_emulation = std::move(emulation);
+        }
+    }
+
+    const CallerMatch& caller() {
+        if (!m_caller) {
+            m_caller = match_caller(m_view.pid());
+        }
+        return *m_caller;
     }
 
     // bind() of a unix socket to a path makes a socket node there (abstract names make none).
@@ -243,15 +297,20 @@ private:
         }
     }
 
-    // Never normalized lexically: `link/../x` is wherever the kernel will take it.
-    void named(int dirfd, std::uint64_t address, ChangeKind kind, bool follow) {
+    // Never normalized lexically: `link/../x` is wherever the kernel will take it. Relative
+    // paths are resolved from the directory pinned for the call, absolute ones in the
+    // caller's root.
+    PinnedPath named(int dirfd, std::uint64_t address, ChangeKind kind, bool follow) {
         std::string text = m_view.string_at(address);
-        if (text.empty()) {
-            return;
+        PinnedPath path = m_view.pin(dirfd, text);
+        if (text.empty() || path.error) {
+            return path;
         }
-        if (auto resolved = resolve(m_view.in_view(dirfd, text), follow)) {
+        stdfs::path seen = path.base ? stdfs::path(path.seen_from_here()) : m_view.in_view(text);
+        if (auto resolved = resolve(seen, follow)) {
             m_changes.push_back({*resolved, kind});
         }
+        return path;
     }
 
     void described(int fd) {
@@ -266,6 +325,8 @@ private:
     const TrappedCall& m_call;
     ProcessView m_view;
     std::vector<PendingChange> m_changes;
+    std::optional<Emulation> m_emulation;
+    std::optional<CallerMatch> m_caller;
 };
 
 } // namespace
@@ -282,7 +343,7 @@ const std::vector<int>& trapped_syscalls() {
     return numbers;
 }
 
-std::vector<PendingChange> changes_of(const TrappedCall& call) {
+DecodedCall decode_call(const TrappedCall& call) {
     return Decoder(call).decode();
 }
 

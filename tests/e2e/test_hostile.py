@@ -4,6 +4,7 @@ the tree with its own hash (full_tree_hash: content, type, mode, owner, mtime, x
 allocated blocks), never with venvtx's word."""
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import struct
@@ -790,10 +791,10 @@ while time.monotonic() < done:
 
 class FlippedPath(VenvTestCase):
     """A command whose second thread flips the path of an `unlink` between a file outside the
-    venv and a venv file while the call is held: whatever the kernel reads last is what
-    changes. Previewed (the default for run, probe or not), the overlay is the capture, so the
-    rollback brings the file back; in place, the check after the command names what the watch
-    missed."""
+    venv and a venv file while the call is held. Previewed (the default for run, probe or not),
+    the overlay is the capture; in place, venvtx makes the call itself on the path it read and
+    captured (the kernel would read the flipped memory again). Either way the rollback brings
+    the file back."""
 
     def flip(self, *options):
         victim = os.path.join(self.site, "flash_attn", "__init__.py")
@@ -813,11 +814,14 @@ class FlippedPath(VenvTestCase):
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertEqual(before, full_tree_hash(self.venv))
 
-    def test_in_place_what_the_watch_missed_is_named(self):
-        victim, (proc, tx) = self.flip("--preview", "never", "--capture", "touch")
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertFalse(os.path.exists(victim), "the flip never reached the venv file")
-        rel = os.path.relpath(victim, self.venv)
-        captured = tx["files"]["removed"] > 0
-        named = {"path": rel, "change": "removed"} in tx.get("changed_outside", [])
-        self.assertTrue(captured != named, tx)  # captured, or else named: never silent
+    def test_in_place_the_call_is_made_on_the_path_captured(self):
+        for attempt in range(3):  # the flip wins a held call in about 1 run of 5 when the kernel makes it
+            before = full_tree_hash(self.venv)
+            victim, (proc, tx) = self.flip("--preview", "never", "--capture", "touch")
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.assertFalse(os.path.exists(victim), "the flip never reached the venv file")
+            self.assertEqual(tx["files"]["removed"], 1, tx)
+            self.assertNotIn("changed_outside", tx)
+            self.assertEqual(self.venvtx("rollback").returncode, 0)
+            self.assertEqual(before, full_tree_hash(self.venv))
+            shutil.rmtree(os.path.join(self.tmp, "decoy"))

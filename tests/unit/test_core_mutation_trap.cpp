@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <sys/stat.h>
 
@@ -148,5 +149,66 @@ TEST_SUITE("MutationTrap") {
                                 "print(libc.syscall(425, 8, params), ctypes.get_errno())");
         CHECK(watched.result.exit_code == 0);
         CHECK(watched.result.out == "-1 38\n");
+    }
+
+    TEST_CASE("a path another thread flips while the call is held: what changes is what was seen") {
+        // The kernel would read the path again once the call goes on; venvtx makes the calls
+        // that lose bytes itself, on the path it read (core/emulated_call).
+        if (!MutationTrap::supported()) {
+            return;
+        }
+        // call: what the command does with the flipped path; hit: whether a victim was reached.
+        struct Attack {
+            const char* call;
+            ChangeKind kind;
+            std::function<bool(const stdfs::path&)> hit;
+        };
+        std::vector<Attack> attacks = {
+            {"libc.unlink(buffer)", ChangeKind::replace, [](const stdfs::path& p) { return !stdfs::exists(p); }},
+            {"libc.close(libc.open(buffer, os.O_WRONLY | os.O_TRUNC))", ChangeKind::write,
+             [](const stdfs::path& p) { return stdfs::file_size(p) == 0; }},
+            {"libc.rename(buffer, b'outside/sink')", ChangeKind::move_tree,
+             [](const stdfs::path& p) { return !stdfs::exists(p); }},
+        };
+        for (const auto& attack : attacks) {
+            std::string call = attack.call;
+            CAPTURE(call);
+            venvtx::test::TempDir tmp;
+            stdfs::create_directories(tmp.path() / "venv");
+            stdfs::create_directories(tmp.path() / "outside");
+            write_file(tmp.path() / "outside" / "d100", "decoy\n");
+            const int victims = 20;
+            for (int i = 0; i < victims; ++i) {
+                write_file(tmp.path() / "venv" / ("v" + std::to_string(100 + i)), "old\n");
+            }
+            Watched watched = watch(tmp.path(),
+                                    "import ctypes, threading, time\n"
+                                    "libc = ctypes.CDLL(None, use_errno=True)\n"
+                                    "buffer = ctypes.create_string_buffer(64)\n"
+                                    "def reached(victim):\n"
+                                    "    return not os.path.exists(victim) or os.path.getsize(victim) == 0\n"
+                                    "def flip(victim, until):\n"
+                                    "    while time.monotonic() < until and not reached(victim):\n"
+                                    "        ctypes.memmove(buffer, victim.encode() + b'\\0', len(victim) + 1)\n"
+                                    "        ctypes.memmove(buffer, b'outside/d100\\0', 13)\n"
+                                    "for i in range(" + std::to_string(victims) + "):\n"
+                                    "    victim = 'venv/v%d' % (100 + i)\n"
+                                    "    until = time.monotonic() + 0.2\n"
+                                    "    flipper = threading.Thread(target=flip, args=(victim, until)); flipper.start()\n"
+                                    "    while time.monotonic() < until and not reached(victim):\n"
+                                    "        " + std::string(attack.call) + "\n"
+                                    "        open('outside/d100', 'w').write('decoy')\n"
+                                    "    flipper.join()\n");
+            CHECK(watched.result.exit_code == 0);
+            int reached = 0;
+            for (int i = 0; i < victims; ++i) {
+                std::string victim = "venv/v" + std::to_string(100 + i);
+                if (attack.hit(tmp.path() / victim)) {
+                    ++reached;
+                    CHECK_MESSAGE(saw(watched, victim, attack.kind), victim << " was changed unseen");
+                }
+            }
+            CHECK(reached > victims / 2); // the race was run: most victims were reached
+        }
     }
 }
