@@ -74,8 +74,8 @@ const CLI::Validator k_transaction_id(
 void PreviewFlags::add_to(CLI::App& app) {
     app.add_option("--preview", preview,
                    "auto (make the change in a private overlay view first and probe it there, where the system "
-                   "allows it: install and run with --capture auto always, the rest when there is a probe), "
-                   "always, or never (change the venv in place, restore if the probe fails)");
+                   "allows it: install and run always unless a capture is named, the rest when there is a "
+                   "probe), always, or never (change the venv in place, restore if the probe fails)");
     app.add_flag("--probe-live", probe_live, "after a previewed change is applied, probe the live venv too");
 }
 
