@@ -260,6 +260,18 @@ class ExternalStoreSweep(ExternalStoreMixin, SweepCase):
                                                             "--no-baseline", "--probe", "import torch"],
                                      ("ENOSPC", "EIO:persist"), every=3)
 
+    # CommandSweep's pip upgrade of torch, in place under touch capture: a pip run a step, so
+    # every seventh past the tenth.
+
+    def test_pip_install_in_place(self):
+        template, args = CommandSweep.pip_install(self)
+        self.SAMPLE_EVERY = 7
+        self.sweep(template, args, 0, "committed")
+
+    def test_enospc_and_eio_during_a_watched_install(self):
+        template, args = CommandSweep.pip_install(self)
+        InjectedIoErrors.fault_sweep(self, template, args, ("ENOSPC", "EIO:persist"), every=7)
+
 
 class InjectedIoErrors(SweepCase):
     @staticmethod
@@ -317,7 +329,7 @@ class InjectedIoErrors(SweepCase):
 
     def test_enospc_and_eio_during_a_watched_install(self):
         template, args = CommandSweep.pip_install(self)
-        self.fault_sweep(template, args, ("ENOSPC", "EIO:persist"))
+        self.fault_sweep(template, args, ("ENOSPC", "EIO:persist"), every=2)  # a pip run a step
 
     def test_fault_during_recovery_itself(self):
         template = self.prepare()
