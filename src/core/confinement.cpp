@@ -8,6 +8,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <cstdlib>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,7 +55,8 @@ int walk_nofollow(int root, const std::string& rel, int flags) {
 }
 
 int open_no_symlinks(int root, const std::string& rel, int flags) {
-    static bool have_openat2 = true;
+    // VENVTX_NO_OPENAT2=1 takes the walk as on a kernel without openat2, so that tests run it.
+    static bool have_openat2 = std::getenv("VENVTX_NO_OPENAT2") == nullptr;
     if (have_openat2) {
         struct open_how how {};
         how.flags = static_cast<std::uint64_t>(flags | O_NOFOLLOW);

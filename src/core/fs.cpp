@@ -176,6 +176,20 @@ Fs::Fs() {
         m_fault_errno = spec.find("EIO") != std::string::npos ? EIO : ENOSPC;
         m_fault_persist = spec.find(":persist") != std::string::npos;
     }
+    if (const char* hook = std::getenv("VENVTX_HOOK")) {
+        std::string spec(hook);
+        std::size_t colon = spec.find(':');
+        if (colon != std::string::npos) {
+            m_hook_point = spec.substr(0, colon);
+            m_hook_command = spec.substr(colon + 1);
+        }
+    }
+}
+
+void Fs::hook(const char* point) const {
+    if (!m_hook_command.empty() && m_hook_point == point && std::system(m_hook_command.c_str()) != 0) {
+        throw FsError(std::string("VENVTX_HOOK at ") + point + " failed", EIO);
+    }
 }
 
 void Fs::step(const char* op, const stdfs::path& path) {

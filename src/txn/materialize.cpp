@@ -152,6 +152,7 @@ public:
             throw *m_io_error; // worth another try: the caller leaves the transaction to `recover`
         }
         Progress::Phase checking("checking", m_entries.size(), "paths");
+        Fs::instance().hook("recheck");
         check_all();
         return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end()), m_returned,
                 m_returned_pending};

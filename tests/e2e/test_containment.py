@@ -470,6 +470,45 @@ class SwapAfterACrash(ContainmentCase):
                                     doc["unrestored"])
 
 
+class ChangedBeforeTheRecheck(ContainmentCase):
+    """Another process changes a path just after venvtx put it back and before its verdict
+    (VENVTX_HOOK=recheck: the fs seam runs a command at that moment). The verdict is the check's,
+    not the restore's word: it names the path, and the index does not say restored."""
+
+    def tamper(self, rel_path):
+        """The hook that appends to `rel_path` (venv-relative) at a re-check that finds it there
+        (a removal's own check, before the restore's, finds it gone)."""
+        path = os.path.join(self.venv, rel_path)
+        return dict(self.env, VENVTX_HOOK="recheck:if [ -e '%s' ]; then echo tampered >> '%s'; fi" % (path, path))
+
+    def test_a_restore_after_a_failed_probe(self):
+        target = self.rel("sglang", "__init__.py")
+        proc, tx = self.venvtx_json("remove", "sglang", "--preview", "never", "--no-baseline", "--probe",
+                                    "raise SystemExit(1)", env=self.tamper(target), timeout=T)
+        self.assertEqual(proc.returncode, 3, self.verdict(proc))
+        self.assertFalse(tx["restored"], tx)
+        self.assertIn(target, tx["unrestored"])
+        self.assertSentinelIntact(proc=proc)
+
+    def test_a_rollback(self):
+        self.assertEqual(self.venvtx("remove", "sglang", "--no-baseline", timeout=T).returncode, 0)
+        target = self.rel("sglang", "__init__.py")
+        proc = self.venvtx("rollback", env=self.tamper(target), timeout=T)
+        self.assertNotEqual(proc.returncode, 0, self.verdict(proc))
+        self.assertIn(target, proc.stdout + proc.stderr)
+        self.assertSentinelIntact(proc=proc)
+
+    def test_a_recovery(self):
+        killed = self.venvtx("remove", "sglang", "--no-baseline", env=dict(self.env, VENVTX_FAILPOINT="9"), timeout=T)
+        self.assertEqual(killed.returncode, -9, self.verdict(killed))
+        target = self.rel("sglang", "__init__.py")
+        proc = self.venvtx("--json", "recover", env=self.tamper(target), timeout=T)
+        doc = json.loads(proc.stdout)["recovered"][0]
+        self.assertFalse(doc["restored"], proc.stdout)
+        self.assertIn(target, doc["unrestored"])
+        self.assertSentinelIntact(proc=proc)
+
+
 class TheStoreItself(ContainmentCase):
     """<venv>/.venvtx/objects or staging replaced by a symlink to the sentinel area, after an
     earlier transaction created the store."""

@@ -10,6 +10,10 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <utility>
+#include <vector>
 
 using venvtx::Confinement;
 using venvtx::Fs;
@@ -124,5 +128,83 @@ TEST_SUITE("Confinement") {
         CHECK(observe_node(scene.venv / "a" / "b" / "mod.py").mode == 0600);
         fs.remove_tree(scene.venv / "a");
         CHECK(observe_node(scene.venv / "a").type == NodeType::absent);
+    }
+
+    TEST_CASE("a symlink at any directory of the path, inside the root or out, relative or absolute: "
+              "every mutating call is refused and the tree it points to stays as it was") {
+        // Refused by the seam itself (openat2's RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH), not by a
+        // planner: a link that stays inside the root is within RESOLVE_BENEATH and must still
+        // be refused, or a removal would move the user's own files into the store.
+        const std::vector<std::string> components = {"a", "a/b", "a/b/c"};
+        for (const auto& component : components) {
+            for (bool outside : {false, true}) {
+                for (bool absolute : {false, true}) {
+                    CAPTURE(component);
+                    CAPTURE(outside);
+                    CAPTURE(absolute);
+                    TempDir top;
+                    auto venv = top.path() / "venv";
+                    write_file(venv / "a" / "b" / "c" / "mod.py", "inside");
+                    std::filesystem::create_directories(venv / "a" / "b" / "c" / "empty");
+                    write_file(venv / "top.py", "top");
+                    Confinement::instance().set_roots({venv});
+                    // The real directory moves aside (inside) or is copied out (outside); the
+                    // component becomes a link to it.
+                    auto link = venv / component;
+                    auto target = outside ? top.path() / ("outside-" + link.filename().string())
+                                          : link.parent_path() / (link.filename().string() + "-real");
+                    std::filesystem::copy(link, target, std::filesystem::copy_options::recursive);
+                    std::filesystem::remove_all(link);
+                    std::filesystem::create_symlink(absolute ? target : target.lexically_relative(link.parent_path()),
+                                                    link);
+                    auto snapshot = [&] {
+                        std::string facts;
+                        for (const auto& entry : std::filesystem::recursive_directory_iterator(target)) {
+                            struct stat st {};
+                            ::lstat(entry.path().c_str(), &st);
+                            facts += entry.path().string() + " " + std::to_string(st.st_mode) + " " +
+                                     std::to_string(st.st_mtim.tv_sec) + " " + std::to_string(st.st_mtim.tv_nsec) +
+                                     " " + std::to_string(st.st_nlink) + " " +
+                                     (entry.is_regular_file() ? read_file(entry.path()) : "") + "\n";
+                        }
+                        return facts;
+                    };
+                    std::string before = snapshot();
+                    Fs& fs = Fs::instance();
+                    auto dir = venv / "a" / "b" / "c";
+                    auto file = dir / "mod.py";
+                    std::vector<std::pair<const char*, std::function<void()>>> calls = {
+                        {"unlink", [&] { fs.unlink(file); }},
+                        {"rmdir", [&] { fs.rmdir(dir / "empty"); }},
+                        {"rename from", [&] { fs.rename(file, venv / "x.py"); }},
+                        {"rename to", [&] { fs.rename(venv / "top.py", dir / "new.py"); }},
+                        {"move", [&] { fs.move(file, venv / "x.py", 0644); }},
+                        {"mkdir", [&] { fs.mkdir(dir / "d", 0755); }},
+                        {"mkdirs", [&] { fs.mkdirs(dir / "d1" / "d2"); }},
+                        {"remove_tree", [&] { fs.remove_tree(dir / "empty"); }},
+                        {"symlink", [&] { fs.symlink("t", dir / "lnk"); }},
+                        {"mkfifo", [&] { fs.mkfifo(dir / "fifo", 0644); }},
+                        {"link from", [&] { fs.link(file, venv / "hard.py"); }},
+                        {"link to", [&] { fs.link(venv / "top.py", dir / "hard.py"); }},
+                        {"link_or_copy", [&] { fs.link_or_copy(venv / "top.py", dir / "hard2.py", 0644); }},
+                        {"chmod", [&] { fs.chmod(file, 0600); }},
+                        {"set_mtime", [&] { fs.set_mtime(file, 0); }},
+                        {"copy_file to", [&] { fs.copy_file(venv / "top.py", dir / "copy.py", 0644); }},
+                        {"copy_whole to", [&] { fs.copy_whole(venv / "top.py", dir / "copy2.py", 0644); }},
+                        {"create_file", [&] { fs.create_file(dir / "pack", 0644); }},
+                        {"drop_overlay_xattrs", [&] { fs.drop_overlay_xattrs(file); }},
+                        {"take_parent_owner", [&] { fs.take_parent_owner(file); }},
+                    };
+                    for (const auto& [name, call] : calls) {
+                        std::string what = name;
+                        CAPTURE(what);
+                        CHECK(errno_of(call) != 0);
+                        CHECK(snapshot() == before);
+                    }
+                    CHECK(observe_node(link).type == NodeType::symlink);
+                    CHECK(read_file(venv / "top.py") == "top");
+                }
+            }
+        }
     }
 }

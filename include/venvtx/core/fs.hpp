@@ -72,6 +72,10 @@ public:
     void fsync(int fd, const stdfs::path& path);
     // syncfs(2) on the filesystem holding `path`: one flush for many renames.
     void sync_filesystem(const stdfs::path& path);
+    // Tests only: at the named point, runs the shell command VENVTX_HOOK=<point>:<command>
+    // gives (another process changing the venv at just that moment). "recheck": a restore,
+    // rollback or recovery has put every path in place and is about to check them.
+    void hook(const char* point) const;
 
 private:
     Fs();
@@ -83,6 +87,8 @@ private:
     std::uint64_t m_fault_at = 0;
     int m_fault_errno = 0;
     bool m_fault_persist = false;
+    std::string m_hook_point;
+    std::string m_hook_command;
 };
 
 } // namespace venvtx
