@@ -4,10 +4,11 @@ set -euo pipefail
 # ninja-build and ccache: faster builds (the static release reuses the main build's objects);
 # help2man: the man page; dpkg-dev: `cpack -G DEB`; libzstd-dev,
 # liblz4-dev, libacl1-dev: the static libraries libarchive needs in the fully static release;
-# tmux and zstd: the tests that type into a real terminal and read packs with their own tools.
+# tmux and zstd: the tests that type into a real terminal and read packs with their own tools;
+# strace: the test that reads the order of flushes and renames (test_durability).
 packages=(cmake make ninja-build ccache g++ gcc libsqlite3-dev libarchive-dev libssl-dev libcli11-dev
           nlohmann-json3-dev doctest-dev python3 python3-venv sqlite3 help2man dpkg-dev
-          libzstd-dev liblz4-dev libacl1-dev tmux zstd)
+          libzstd-dev liblz4-dev libacl1-dev tmux zstd strace)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
