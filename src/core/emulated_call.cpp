@@ -1,4 +1,6 @@
-// The calls venvtx makes for a watched process, and when it may make them.
+// The calls venvtx makes for a watched process, and when it may make them. They are the
+// command's own calls, not venvtx's changes: they bypass the fs seam on purpose (the command may
+// change whatever it could itself, inside the venv or not, and failpoints count venvtx's steps).
 #include "venvtx/core/emulated_call.hpp"
 
 #include <cerrno>
