@@ -4,7 +4,7 @@ scale, against `find` printing every path's inode and ctime of the same venv in 
 
 On a copy of the torch-scale fixture (tests/fixtures/torch_scale.py, ~49,000 files), runs
 `venvtx -v run --preview never -- true` and reads the scan's own figure from the debug log
-("scanned the live venv after the command: N paths in S s"); the peer is
+("checked the live venv after the command: N paths in S s"); the peer is
 `find VENV -printf '%i %C@\\n'` to /dev/null. Median over --rounds; the goal is <= 0.050 s.
 
 usage: bench/live_scan_cost.py [--rounds N] [--venvtx PATH] [--fixture DIR] [--workdir DIR]
