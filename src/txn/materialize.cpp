@@ -135,6 +135,7 @@ public:
         }
         Progress::Phase placing(m_side == Side::before ? "restoring" : "applying", m_entries.size(), "paths",
                                 total_bytes);
+        Fs::instance().hook("place");
         for (Entry* entry : dirs_shallowest_first(m_entries)) {
             guarded(*entry, [&] { make_dir(*entry); });
         }

@@ -498,6 +498,33 @@ class ChangedBeforeTheRecheck(ContainmentCase):
         self.assertIn(target, proc.stdout + proc.stderr)
         self.assertSentinelIntact(proc=proc)
 
+    def swap(self, point, rel_dir):
+        """The hook that puts a symlink to the sentinel where directory `rel_dir` is, at `point`."""
+        path = os.path.join(self.venv, rel_dir)
+        return dict(self.env, VENVTX_HOOK="%s:if [ -d '%s' ] && [ ! -L '%s' ]; then mv '%s' '%s.aside' && ln -s '%s' '%s'; fi"
+                    % (point, path, path, path, path, self.sentinel, path))
+
+    def test_a_symlink_put_where_a_rollback_is_about_to_place_a_package(self):
+        # A removal's capture moves its files and directories at once; a rollback captures what
+        # is there, then places the package: the link appears in between.
+        self.assertEqual(self.venvtx("remove", "sglang", "--no-baseline", timeout=T).returncode, 0)
+        package = os.path.join(self.venv, self.rel("sglang"))
+        hook = "place:[ -e '%s' ] || ln -s '%s' '%s'" % (package, self.sentinel, package)
+        proc = self.venvtx("rollback", env=dict(self.env, VENVTX_HOOK=hook), timeout=T)
+        self.assertNotEqual(proc.returncode, 0, self.verdict(proc))
+        self.assertIn(self.rel("sglang"), proc.stdout + proc.stderr)
+        self.assertTrue(os.path.islink(package), "the rollback replaced the link it found")
+        self.assertSentinelIntact(proc=proc)
+
+    def test_a_symlink_swapped_in_at_the_recheck_of_a_restore(self):
+        package = self.rel("sglang", "srt")
+        proc, tx = self.venvtx_json("remove", "sglang", "--preview", "never", "--no-baseline", "--probe",
+                                    "raise SystemExit(1)", env=self.swap("recheck", package), timeout=T)
+        self.assertEqual(proc.returncode, 3, self.verdict(proc))
+        self.assertFalse(tx["restored"], tx)
+        self.assertTrue(any(path.startswith(package) for path in tx["unrestored"]), tx)
+        self.assertSentinelIntact(proc=proc)
+
     def test_a_recovery(self):
         killed = self.venvtx("remove", "sglang", "--no-baseline", env=dict(self.env, VENVTX_FAILPOINT="9"), timeout=T)
         self.assertEqual(killed.returncode, -9, self.verdict(killed))

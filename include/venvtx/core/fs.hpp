@@ -73,8 +73,9 @@ public:
     // syncfs(2) on the filesystem holding `path`: one flush for many renames.
     void sync_filesystem(const stdfs::path& path);
     // Tests only: at the named point, runs the shell command VENVTX_HOOK=<point>:<command>
-    // gives (another process changing the venv at just that moment). "recheck": a restore,
-    // rollback or recovery has put every path in place and is about to check them.
+    // gives (another process changing the venv at just that moment). "place": a change, restore,
+    // rollback or recovery is about to put its paths in place (a removal's files are captured);
+    // "recheck": it has put every path in place and is about to check them.
     void hook(const char* point) const;
 
 private:
