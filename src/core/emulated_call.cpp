@@ -84,7 +84,9 @@ CallerMatch match_caller(pid_t pid) {
 }
 
 Emulation emulate_unlinkat(PinnedPath path, int flags) {
-    return {[path, flags] { return path.error ? -path.error : result_of(::unlinkat(path.dirfd(), path.text.c_str(), flags)); }};
+    return {[path, flags] { // the command's own call, made for it: not through the fs seam (see the top)
+        return path.error ? -path.error : result_of(::unlinkat(path.dirfd(), path.text.c_str(), flags));
+    }};
 }
 
 Emulation emulate_renameat2(PinnedPath from, PinnedPath to, unsigned flags) {
@@ -97,7 +99,9 @@ Emulation emulate_renameat2(PinnedPath from, PinnedPath to, unsigned flags) {
 }
 
 Emulation emulate_truncate(PinnedPath path, off_t length) {
-    return {[path, length] { return result_of(::truncate(path.seen_from_here().c_str(), length)); }};
+    return {[path, length] { // the command's own call, made for it: not through the fs seam (see the top)
+        return result_of(::truncate(path.seen_from_here().c_str(), length));
+    }};
 }
 
 std::optional<Emulation> emulate_open(PinnedPath path, std::uint64_t flags, std::uint64_t mode,
