@@ -7,6 +7,7 @@
 #include <atomic>
 #include <dirent.h>
 #include <fcntl.h>
+#include <string_view>
 #include <thread>
 
 namespace venvtx::live {
