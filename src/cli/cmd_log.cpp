@@ -1,6 +1,7 @@
 // venvtx log [-n N]
 #include "command.hpp"
 
+#include "venvtx/ops/history_session.hpp"
 #include "venvtx/report/transaction_text.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/store/transaction_lines.hpp"
@@ -12,15 +13,13 @@ namespace venvtx::cli {
 
 Command register_log(CLI::App& parent) {
     auto limit = std::make_shared<std::optional<std::int64_t>>();
-    CLI::App* app = parent.add_subcommand("log", "transactions, newest first");
+    CLI::App* app = parent.add_subcommand("log", "the venv's history, newest first: transactions, changes made outside venvtx (>), stamps, runs");
     app->add_option("-n", *limit, "show at most N transactions")->check(k_how_many);
     return {app, [limit](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
-                std::optional<Store> store;
-                if (Store::exists(context.store_root)) {
-                    store.emplace(context.store_root, false);
-                }
+                HistorySession session(context, false); // records a change made outside venvtx first
+                Store* store = session.has_store() ? &session.store() : nullptr;
                 if (out.json()) {
                     nlohmann::json list = nlohmann::json::array();
                     for (const auto& record : store ? store->history().list(*limit)

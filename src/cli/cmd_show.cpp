@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/ops/history_session.hpp"
 #include "venvtx/report/transaction_text.hpp"
 #include "venvtx/store/packs.hpp"
 #include "venvtx/store/pending_captures.hpp"
@@ -18,10 +19,11 @@ Command register_show(CLI::App& parent) {
     return {app, [id](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
-                if (!Store::exists(context.store_root)) {
+                HistorySession session(context, false); // records a change made outside venvtx first
+                if (!session.has_store()) {
                     throw usage_error("no transaction " + std::to_string(*id) + ": no venvtx history yet");
                 }
-                Store store(context.store_root, false);
+                Store& store = session.store();
                 auto record = store.history().find(*id);
                 if (!record) {
                     throw usage_error("no transaction " + std::to_string(*id));

@@ -1,6 +1,7 @@
 // venvtx verify [--sample PCT]
 #include "command.hpp"
 
+#include "venvtx/ops/history_session.hpp"
 #include "venvtx/upkeep/verify.hpp"
 
 #include <memory>
@@ -17,6 +18,15 @@ Command register_verify(CLI::App& parent) {
     return {app, [options](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
+                std::optional<std::int64_t> outside;
+                {
+                    HistorySession session(context, false); // released before verify takes the locks
+                    outside = session.check() ? session.check()->outside : std::nullopt;
+                }
+                if (outside) {
+                    out.say("the venv was changed outside venvtx since the last command: recorded as entry " +
+                            std::to_string(*outside) + " (`venvtx show " + std::to_string(*outside) + "`)");
+                }
                 VerifyReport report = verify(context, *options);
                 if (out.json()) {
                     nlohmann::json problems = nlohmann::json::array();

@@ -41,6 +41,11 @@ Command register_gc(CLI::App& parent);
 Command register_install(CLI::App& parent);
 Command register_run(CLI::App& parent);
 Command register_completion(CLI::App& parent);
+Command register_stamp(CLI::App& parent);
+Command register_status(CLI::App& parent);
+Command register_diff(CLI::App& parent);
+Command register_freeze(CLI::App& parent);
+Command register_exec(CLI::App& parent);
 
 // Options every mutating command takes (--probe, --probe-timeout, --gpus, ...).
 struct MutationFlags {

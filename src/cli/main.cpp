@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
     std::vector<Command> commands = {register_remove(app), register_rollback(app), register_log(app),
                                      register_show(app), register_probe(app), register_verify(app),
                                      register_recover(app), register_why(app), register_gc(app), register_install(app),
-                                     register_run(app), register_completion(app)};
+                                     register_run(app), register_stamp(app), register_status(app),
+                                     register_diff(app), register_freeze(app), register_exec(app), register_completion(app)};
     // Everything after the first "--" belongs to the installer or the command `run` starts.
     std::vector<std::string> ours(argv + 1, argv + argc);
     auto separator = std::find(ours.begin(), ours.end(), "--");
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
         for (const auto& command : commands) {
             if (command.app->parsed()) {
                 std::string name = command.app->get_name();
-                if (!global.passthrough.empty() && name != "install" && name != "run") {
+                if (!global.passthrough.empty() && name != "install" && name != "run" && name != "exec") {
                     throw usage_error("`venvtx " + name + "` takes no arguments after --");
                 }
                 return command.run(global);

@@ -3,6 +3,7 @@
 
 #include "venvtx/core/output.hpp"
 #include "venvtx/probe/probe.hpp"
+#include "venvtx/report/entry_text.hpp"
 
 #include <cstdio>
 
@@ -51,18 +52,39 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
             {"message", optional_json(record.message)},
             {"restored", record.restored ? nlohmann::json(*record.restored) : nlohmann::json()},
             {"unrestored", record.unrestored},
-            {"pruned_from", record.pruned_from ? nlohmann::json(to_string(*record.pruned_from)) : nlohmann::json()}};
+            {"pruned_from", record.pruned_from ? nlohmann::json(to_string(*record.pruned_from)) : nlohmann::json()},
+            {"state_before", optional_json(record.state_before)},
+            {"state_after", optional_json(record.state_after)},
+            {"user", record.user},
+            {"host", record.host},
+            {"venvtx_version", record.venvtx_version},
+            {"details", record.details.value_or(nlohmann::json())}};
+}
+
+std::string package_change_text(const PackageChange& change) {
+    if (change.before && change.after && *change.before == *change.after) {
+        return change.name + " " + *change.after + " (files changed)";
+    }
+    return change.name + " " + change.before.value_or("∅") + " → " + change.after.value_or("∅");
 }
 
 std::string transaction_line(const TransactionLine& tx) {
-    char head[96];
-    std::snprintf(head, sizeof head, "%4lld  %-11s  %-8s  %s ", static_cast<long long>(tx.id), to_string(tx.state),
-                  tx.kind.c_str(), tx.started_at.c_str());
+    constexpr std::size_t k_shown = 3;
+    char head[128];
+    // An outside change is marked as dnf marks an rpmdb altered outside it.
+    std::snprintf(head, sizeof head, "%4lld %s %-11s  %-8s  %s  %s  ", static_cast<long long>(tx.id),
+                  tx.kind == "outside" ? ">" : " ", to_string(tx.state), tx.kind.c_str(), tx.started_at.c_str(),
+                  (tx.user + "@" + tx.host).c_str());
     std::string line = head;
-    for (std::size_t i = 0; i < tx.packages.size(); ++i) {
-        line += (i ? ", " : "") + tx.packages[i];
+    for (std::size_t i = 0; i < tx.packages.size() && i < k_shown; ++i) {
+        line += (i ? ", " : "") + package_change_text(tx.packages[i]);
     }
-    if (tx.packages.empty()) {
+    if (tx.packages.size() > k_shown) {
+        line += " and " + std::to_string(tx.packages.size() - k_shown) + " more";
+    }
+    if (!tx.note.empty()) {
+        line += (tx.packages.empty() ? "" : " ") + std::string("(") + tx.note + ")";
+    } else if (tx.packages.empty()) {
         line += "-";
     }
     if (tx.undoes) {
@@ -92,9 +114,12 @@ std::string shell_quoted(const std::string& arg) {
 } // namespace
 
 std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries) {
+    if (record.state == TxState::recorded) {
+        return recorded_entry_details(record);
+    }
     std::string text = "tx " + std::to_string(record.id) + ": " + record.kind + ", " + to_string(record.state) +
                        "\n  started  " + record.started_at + "\n  finished " +
-                       record.finished_at.value_or("-") + "\n  command  ";
+                       record.finished_at.value_or("-") + "\n" + entry_origin_lines(record) + "  command  ";
     for (const auto& arg : record.argv) {
         text += shell_quoted(arg.get<std::string>()) + " ";
     }

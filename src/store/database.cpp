@@ -119,8 +119,8 @@ Database::Database(const std::filesystem::path& path) {
         sqlite3_sleep(50);
     }
     exec("PRAGMA synchronous=FULL");
+    migrate(); // with foreign keys off, as SQLite asks of a migration that rebuilds a table
     exec("PRAGMA foreign_keys=ON");
-    migrate();
 }
 
 // Another user's store (root's, read by a user): WAL readers need the -shm file, which only

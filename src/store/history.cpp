@@ -2,6 +2,7 @@
 #include "venvtx/store/history.hpp"
 
 #include "venvtx/core/clock.hpp"
+#include "venvtx/core/identity.hpp"
 #include "venvtx/core/json_text.hpp"
 #include "venvtx/core/progress.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 const char* k_select_transaction =
     "SELECT id, kind, state, started_at, finished_at, argv, baseline, probe, undoes, undone_by, "
     "message, restored, unrestored, preview, live_probe, pruned_from, files_modified, files_removed, files_added, "
-    "files_bytes FROM transactions";
+    "files_bytes, state_before, state_after, user, host, venvtx_version, details FROM transactions";
 
 // A transaction's file counts from its entries: a leaf is anything but a directory or nothing.
 const char* k_file_counts =
@@ -82,19 +83,12 @@ void History::insert_entries(std::int64_t tx, std::vector<Entry>& entries) {
 std::int64_t History::begin(const std::string& kind, const nlohmann::json& argv,
                             const std::vector<PackageChange>& packages, std::vector<Entry>& entries,
                             std::optional<std::int64_t> undoes) {
+    std::optional<std::string> state = observe_now();
     SqlTransaction transaction(m_db);
-    Statement insert = m_db.prepare("INSERT INTO transactions (kind, state, started_at, argv, "
-                                    "undoes) VALUES (?, 'started', ?, ?, ?)");
-    insert.bind(1, kind)
-        .bind(2, utc_now_iso8601())
-        .bind(3, stored_json_text(argv));
+    std::int64_t id = insert_row(kind, "started", utc_now_iso8601(), argv, state, std::nullopt, std::nullopt, true);
     if (undoes) {
-        insert.bind(4, *undoes);
-    } else {
-        insert.bind_null(4);
+        m_db.prepare("UPDATE transactions SET undoes = ? WHERE id = ?").bind(1, *undoes).bind(2, id).run();
     }
-    insert.run();
-    std::int64_t id = m_db.last_insert_id();
     Statement package = m_db.prepare("INSERT INTO packages (tx_id, name, before, after) VALUES (?, ?, ?, ?)");
     for (const auto& change : packages) {
         package.bind(1, id).bind(2, change.name).bind(3, change.before).bind(4, change.after).run();
@@ -117,16 +111,30 @@ std::int64_t History::record_aborted(const std::string& kind, const nlohmann::js
 }
 
 void History::set_state(std::int64_t id, TxState state, const std::optional<std::string>& message) {
+    bool final = state == TxState::committed || state == TxState::rolled_back || state == TxState::aborted;
+    std::optional<std::string> after = final ? observe_now() : std::nullopt;
+    SqlTransaction transaction(m_db);
+    write_state(id, state, message, after);
+    transaction.commit();
+}
+
+void History::write_state(std::int64_t id, TxState state, const std::optional<std::string>& message,
+                          const std::optional<std::string>& state_after) {
     // interrupted gets a finished_at too: it says when the attempt ended.
     bool terminal = state != TxState::started && state != TxState::applied;
     m_db.prepare("UPDATE transactions SET state = ?, finished_at = CASE WHEN ? THEN ? ELSE "
-                 "finished_at END, message = COALESCE(?, message) WHERE id = ?")
+                 "finished_at END, message = COALESCE(?, message), state_after = COALESCE(?, state_after) "
+                 "WHERE id = ?")
         .bind(1, std::string(to_string(state)))
         .bind(2, static_cast<std::int64_t>(terminal))
         .bind(3, utc_now_iso8601())
         .bind(4, message)
-        .bind(5, id)
+        .bind(5, state_after)
+        .bind(6, id)
         .run();
+    if (state_after) {
+        note_last_state(*state_after);
+    }
     if (terminal) { // the counts `log` prints, kept with the row (migration 0007)
         m_db.prepare(std::string("UPDATE transactions SET (files_modified, files_removed, files_added, files_bytes) = (") +
                      k_file_counts + ") WHERE id = ?")
@@ -135,6 +143,76 @@ void History::set_state(std::int64_t id, TxState state, const std::optional<std:
             .run();
     }
 }
+
+std::int64_t History::insert_row(const std::string& kind, const char* state, const std::string& started_at,
+                                 const nlohmann::json& argv, const std::optional<std::string>& state_before,
+                                 const std::optional<std::string>& state_after,
+                                 const std::optional<nlohmann::json>& details, bool sets_last_state) {
+    m_db.prepare("INSERT INTO transactions (kind, state, started_at, argv, state_before, state_after, user, host, "
+                 "venvtx_version, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .bind(1, kind)
+        .bind(2, std::string(state))
+        .bind(3, started_at)
+        .bind(4, stored_json_text(argv))
+        .bind(5, state_before)
+        .bind(6, state_after)
+        .bind(7, user_name())
+        .bind(8, host_name())
+        .bind(9, std::string(VENVTX_VERSION))
+        .bind(10, details ? std::optional(stored_json_text(*details)) : std::nullopt)
+        .run();
+    std::int64_t id = m_db.last_insert_id();
+    if (sets_last_state && (state_after || state_before)) {
+        note_last_state(state_after ? *state_after : *state_before);
+    }
+    return id;
+}
+
+std::int64_t History::record(const RecordedEntry& entry) {
+    SqlTransaction transaction(m_db);
+    std::int64_t id = insert_row(entry.kind, "recorded", entry.started_at, entry.argv, entry.state_before,
+                                 entry.state_after, entry.details, entry.sets_last_state);
+    m_db.prepare("UPDATE transactions SET finished_at = ?, message = ? WHERE id = ?")
+        .bind(1, entry.finished_at)
+        .bind(2, entry.message)
+        .bind(3, id)
+        .run();
+    Statement package = m_db.prepare("INSERT INTO packages (tx_id, name, before, after) VALUES (?, ?, ?, ?)");
+    for (const auto& change : entry.packages) {
+        package.bind(1, id).bind(2, change.name).bind(3, change.before).bind(4, change.after).run();
+    }
+    transaction.commit();
+    return id;
+}
+
+void History::observe_states_with(std::function<std::optional<std::string>()> observer) {
+    m_observe = std::move(observer);
+}
+
+std::optional<std::string> History::observe_now() { return m_observe ? m_observe() : std::nullopt; }
+
+void History::note_last_state(const std::string& state) {
+    m_db.prepare("INSERT OR REPLACE INTO settings (name, value) VALUES ('state.last', ?), ('state.seen_at', ?)")
+        .bind(1, state)
+        .bind(2, utc_now_iso8601())
+        .run();
+}
+
+void History::note_seen() {
+    m_db.prepare("INSERT OR REPLACE INTO settings (name, value) VALUES ('state.seen_at', ?)")
+        .bind(1, utc_now_iso8601())
+        .run();
+}
+
+std::optional<std::string> History::setting(const char* name) {
+    Statement query = m_db.prepare("SELECT value FROM settings WHERE name = ?");
+    query.bind(1, std::string(name));
+    return query.step() ? std::optional(query.text(0)) : std::nullopt;
+}
+
+std::optional<std::string> History::last_state() { return setting("state.last"); }
+
+std::optional<std::string> History::last_seen() { return setting("state.seen_at"); }
 
 void History::set_message(std::int64_t id, const std::string& message) {
     m_db.prepare("UPDATE transactions SET message = ? WHERE id = ?").bind(1, message).bind(2, id).run();
@@ -154,8 +232,9 @@ void History::set_probe(std::int64_t id, const char* column, const nlohmann::jso
 }
 
 void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const std::vector<std::string>& moved_out) {
+    std::optional<std::string> after = observe_now();
     SqlTransaction transaction(m_db);
-    set_state(id, TxState::committed);
+    write_state(id, TxState::committed, std::nullopt, after);
     Statement forget = m_db.prepare("DELETE FROM objects WHERE sha256 = ?");
     for (const auto& hex : moved_out) {
         forget.bind(1, hex).run();
@@ -344,6 +423,12 @@ TransactionRecord History::read_transaction(Statement& row, bool with_packages) 
             record.files = {counts.integer(2), counts.integer(1), counts.integer(0), counts.integer(3)};
         }
     }
+    record.state_before = row.optional_text(20);
+    record.state_after = row.optional_text(21);
+    record.user = row.optional_text(22).value_or("");
+    record.host = row.optional_text(23).value_or("");
+    record.venvtx_version = row.optional_text(24).value_or("");
+    record.details = optional_json(row, 25);
     if (with_packages) {
         Statement packages = m_db.prepare("SELECT name, before, after FROM packages WHERE tx_id = ? ORDER BY rowid");
         packages.bind(1, record.id);

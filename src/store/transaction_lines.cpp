@@ -7,7 +7,8 @@ namespace venvtx {
 
 std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::int64_t> limit) {
     Statement query = db.prepare(
-        "SELECT id, kind, state, started_at, undoes, undone_by FROM transactions ORDER BY id DESC LIMIT ?");
+        "SELECT id, kind, state, started_at, undoes, undone_by, user, host, json_extract(details, '$.note') "
+        "FROM transactions ORDER BY id DESC LIMIT ?");
     query.bind(1, limit.value_or(-1));
     std::vector<TransactionLine> lines;
     Statement count = db.prepare("SELECT COUNT(*) FROM transactions");
@@ -21,6 +22,9 @@ std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::
         line.started_at = query.text(3);
         line.undoes = query.optional_integer(4);
         line.undone_by = query.optional_integer(5);
+        line.user = query.optional_text(6).value_or("");
+        line.host = query.optional_text(7).value_or("");
+        line.note = query.optional_text(8).value_or("");
     }
     if (lines.empty()) {
         return lines;
@@ -28,14 +32,14 @@ std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::
     // packages_by_tx holds (tx_id, rowid): this order needs no sort, and each transaction's
     // packages come in the order it recorded them.
     Statement packages =
-        db.prepare("SELECT tx_id, name FROM packages WHERE tx_id BETWEEN ? AND ? ORDER BY tx_id, rowid");
+        db.prepare("SELECT tx_id, name, before, after FROM packages WHERE tx_id BETWEEN ? AND ? ORDER BY tx_id, rowid");
     packages.bind(1, lines.back().id).bind(2, lines.front().id);
     while (packages.step()) {
         std::int64_t tx = packages.integer(0);
         auto line = std::lower_bound(lines.begin(), lines.end(), tx, // lines are newest first
                                      [](const TransactionLine& listed, std::int64_t id) { return listed.id > id; });
         if (line != lines.end() && line->id == tx) {
-            line->packages.push_back(packages.text(1));
+            line->packages.push_back({packages.text(1), packages.optional_text(2), packages.optional_text(3)});
         }
     }
     return lines;

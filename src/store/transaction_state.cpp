@@ -8,7 +8,7 @@ namespace venvtx {
 
 namespace {
 
-constexpr std::array<std::pair<TxState, const char*>, 8> k_names = {{
+constexpr std::array<std::pair<TxState, const char*>, 9> k_names = {{
     {TxState::started, "started"},
     {TxState::applied, "applied"},
     {TxState::committed, "committed"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<TxState, const char*>, 8> k_names = {{
     {TxState::aborted, "aborted"},
     {TxState::interrupted, "interrupted"},
     {TxState::pruned, "pruned"},
+    {TxState::recorded, "recorded"},
 }};
 
 } // namespace

@@ -2,6 +2,7 @@
 #include "venvtx/venv/inventory.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/file_text.hpp"
 #include "venvtx/core/inode_key.hpp"
 #include "venvtx/core/unique_fd.hpp"
 #include "venvtx/venv/metadata.hpp"
@@ -25,40 +26,6 @@ namespace venvtx {
 namespace stdfs = std::filesystem;
 
 namespace {
-
-// The file's text; nullopt when it cannot be read, with `error` the errno (EISDIR for a directory).
-std::optional<std::string> read_text(const stdfs::path& path, int& error) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || S_ISDIR(st.st_mode)) {
-        error = fd.valid() && S_ISDIR(st.st_mode) ? EISDIR : errno;
-        return std::nullopt;
-    }
-    std::string text;
-    text.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    for (;;) { // to the end, whatever fstat said (a file may grow while read)
-        if (done == text.size()) {
-            text.resize(text.size() + 4096);
-        }
-        ssize_t n = ::read(fd.get(), text.data() + done, text.size() - done);
-        if (n < 0) {
-            error = errno;
-            return std::nullopt;
-        }
-        if (n == 0) {
-            break;
-        }
-        done += static_cast<size_t>(n);
-    }
-    text.resize(done);
-    return text;
-}
-
-std::optional<std::string> read_text(const stdfs::path& path) {
-    int error = 0;
-    return read_text(path, error);
-}
 
 // "{name}-{version}.dist-info", where old installers kept dots and dashes in the name.
 void fill_from_directory_name(Distribution& dist) {
@@ -88,7 +55,7 @@ std::optional<Metadata> read_metadata(const stdfs::path& path, const stdfs::path
             }
         }
     }
-    auto text = read_text(path);
+    auto text = read_file_text(path);
     if (!text) {
         return std::nullopt;
     }
@@ -123,10 +90,10 @@ Distribution read_identity(const stdfs::path& site, const stdfs::path& dist_info
 Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_info, const stdfs::path& root,
                                FactCache* facts) {
     Distribution dist = read_identity(site, dist_info, root, facts);
-    if (auto text = read_text(dist_info / "entry_points.txt")) {
+    if (auto text = read_file_text(dist_info / "entry_points.txt")) {
         dist.scripts = parse_script_names(*text);
     }
-    if (auto text = read_text(dist_info / "INSTALLER")) {
+    if (auto text = read_file_text(dist_info / "INSTALLER")) {
         dist.installer = text->substr(0, text->find_first_of("\r\n"));
     }
     return dist;
@@ -135,7 +102,7 @@ Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_
 void read_record(Distribution& dist) {
     stdfs::path record_path = dist.dist_info / "RECORD";
     int error = 0;
-    auto record_text = read_text(record_path, error);
+    auto record_text = read_file_text(record_path, error);
     if (!record_text) {
         dist.record_error = error == ENOENT ? dist.name + " has no RECORD (" + record_path.string() +
                                                   "): venvtx cannot know its files"
@@ -183,35 +150,40 @@ void read_records(std::vector<Distribution>& dists) {
     }
 }
 
-template <typename Visit>
-void for_each_dist_info(const VenvLayout& layout, Visit visit) {
+} // namespace
+
+std::vector<DistInfoDir> list_dist_infos(const VenvLayout& layout) {
+    std::vector<DistInfoDir> found;
     for (const auto& site : layout.site_packages) {
         std::error_code ec;
         for (const auto& entry : stdfs::directory_iterator(site, ec)) {
             const auto& path = entry.path();
             if (path.extension() == ".dist-info" && entry.is_directory(ec) && !entry.is_symlink(ec)) {
-                visit(site, path);
+                found.push_back({site, path});
             }
         }
     }
+    return found;
 }
 
-} // namespace
+Distribution read_installed(const DistInfoDir& dir, const stdfs::path& root, FactCache* facts) {
+    return read_distribution(dir.site_packages, dir.dist_info, root, facts);
+}
 
 std::map<std::string, std::string> installed_versions(const VenvLayout& layout, FactCache* facts) {
     std::map<std::string, std::string> versions;
-    for_each_dist_info(layout, [&](const stdfs::path& site, const stdfs::path& dist_info) {
-        Distribution dist = read_identity(site, dist_info, layout.root, facts);
+    for (const auto& dir : list_dist_infos(layout)) {
+        Distribution dist = read_identity(dir.site_packages, dir.dist_info, layout.root, facts);
         versions[dist.name] = dist.version;
-    });
+    }
     return versions;
 }
 
 std::vector<Distribution> scan_inventory(const VenvLayout& layout, FactCache* facts) {
     std::vector<Distribution> dists;
-    for_each_dist_info(layout, [&](const stdfs::path& site, const stdfs::path& dist_info) {
-        dists.push_back(read_distribution(site, dist_info, layout.root, facts));
-    });
+    for (const auto& dir : list_dist_infos(layout)) {
+        dists.push_back(read_distribution(dir.site_packages, dir.dist_info, layout.root, facts));
+    }
     read_records(dists);
     std::sort(dists.begin(), dists.end(), [](const Distribution& a, const Distribution& b) {
         return a.normalized != b.normalized ? a.normalized < b.normalized : a.dist_info < b.dist_info;

@@ -16,6 +16,14 @@ using venvtx::test::TempDir;
 
 namespace {
 
+std::vector<std::string> names_of(const std::vector<PackageChange>& packages) {
+    std::vector<std::string> names;
+    for (const auto& change : packages) {
+        names.push_back(change.name);
+    }
+    return names;
+}
+
 std::int64_t journal(History& history, const std::string& kind, const std::vector<std::string>& names,
                      std::optional<std::int64_t> undoes = std::nullopt) {
     std::vector<PackageChange> packages;
@@ -50,7 +58,7 @@ TEST_SUITE("transaction_lines") {
         CHECK(lines[1].id == undo);
         CHECK(lines[2].id == second);
         CHECK(lines[3].id == first);
-        CHECK(lines[3].packages == std::vector<std::string>{"zeta", "alpha", "mid"});
+        CHECK(names_of(lines[3].packages) == std::vector<std::string>{"zeta", "alpha", "mid"});
         CHECK(lines[3].undone_by == undo);
         CHECK(lines[1].undoes == first);
         CHECK(lines[2].packages.empty());
@@ -64,15 +72,17 @@ TEST_SUITE("transaction_lines") {
             CHECK(lines[i].undone_by == records[i].undone_by);
             REQUIRE(lines[i].packages.size() == records[i].packages.size());
             for (std::size_t p = 0; p < lines[i].packages.size(); ++p) {
-                CHECK(lines[i].packages[p] == records[i].packages[p].name);
+                CHECK(lines[i].packages[p].name == records[i].packages[p].name);
+                CHECK(lines[i].packages[p].before == records[i].packages[p].before);
+                CHECK(lines[i].packages[p].after == records[i].packages[p].after);
             }
         }
 
         auto newest = transaction_lines(db, 2);
         REQUIRE(newest.size() == 2);
         CHECK(newest[0].id == fourth);
-        CHECK(newest[0].packages == std::vector<std::string>{"beta"});
+        CHECK(names_of(newest[0].packages) == std::vector<std::string>{"beta"});
         CHECK(newest[1].id == undo);
-        CHECK(newest[1].packages == std::vector<std::string>{"zeta", "alpha", "mid"});
+        CHECK(names_of(newest[1].packages) == std::vector<std::string>{"zeta", "alpha", "mid"});
     }
 }

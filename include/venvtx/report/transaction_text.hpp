@@ -15,6 +15,8 @@ namespace venvtx {
 // The contract's transaction object (docs/design.md, "The contract").
 nlohmann::json transaction_json(const TransactionRecord& record);
 
+// "torch 2.11.0 → 2.12.0", "nvidia-nccl-cu13 2.28.9 → ∅".
+std::string package_change_text(const PackageChange& change);
 // One line for `log`: id, state, kind, when, packages.
 std::string transaction_line(const TransactionLine& line);
 // The multi-line account `show` prints.

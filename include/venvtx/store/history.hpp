@@ -8,6 +8,7 @@
 #include "venvtx/store/transaction_state.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -58,6 +59,28 @@ struct TransactionRecord {
     std::optional<nlohmann::json> preview;     // {"used": ..., "reason": ...}, when a probe was asked for
     std::optional<nlohmann::json> live_probe;  // --probe-live after a previewed change
     std::optional<TxState> pruned_from;        // the state gc found it in, once pruned
+    std::optional<std::string> state_before;   // the venv's state ids (state/venv_state.hpp)
+    std::optional<std::string> state_after;
+    std::string user;            // who ran venvtx, on which host, which venvtx
+    std::string host;
+    std::string venvtx_version;
+    std::optional<nlohmann::json> details;  // what an outside, stamp or exec entry records
+};
+
+// A history entry that changed nothing itself: an outside change, a stamp, a tracked run.
+struct RecordedEntry {
+    std::string kind;  // outside | stamp | exec
+    nlohmann::json argv = nlohmann::json::array();
+    std::string started_at;
+    std::string finished_at;
+    std::optional<std::string> state_before;
+    std::optional<std::string> state_after;
+    std::vector<PackageChange> packages;
+    std::optional<std::string> message;
+    std::optional<nlohmann::json> details;
+    // Whether its states become the last recorded. Not for a run: a change made while it ran is
+    // the next command's to record as an outside entry.
+    bool sets_last_state = true;
 };
 
 class History {
@@ -69,6 +92,19 @@ public:
     std::int64_t begin(const std::string& kind, const nlohmann::json& argv,
                        const std::vector<PackageChange>& packages, std::vector<Entry>& entries,
                        std::optional<std::int64_t> undoes = std::nullopt);
+    // An entry in state 'recorded' (see RecordedEntry); its states become the last recorded.
+    std::int64_t record(const RecordedEntry& entry);
+    // How the venv's state id is read (state/observe.hpp): each transaction records the state
+    // at its start and, once final (committed, rolled back, aborted), at its end. Without an
+    // observer (a read-only command) no state is recorded.
+    void observe_states_with(std::function<std::optional<std::string>()> observer);
+    // The newest state recorded, and when the venv was last seen in it (settings rows).
+    std::optional<std::string> last_state();
+    std::optional<std::string> last_seen();
+    // The venv was seen, unchanged, now.
+    void note_seen();
+    // The venv was seen in `state` now (the first state a store records: no entry).
+    void note_last_state(const std::string& state);
     // An aborted transaction that changed nothing (e.g. the baseline probe failed).
     std::int64_t record_aborted(const std::string& kind, const nlohmann::json& argv,
                                 const std::vector<PackageChange>& packages,
@@ -128,12 +164,21 @@ public:
     std::optional<TransactionRecord> newest_passing_probe();
 
 private:
+    std::int64_t insert_row(const std::string& kind, const char* state, const std::string& started_at,
+                            const nlohmann::json& argv, const std::optional<std::string>& state_before,
+                            const std::optional<std::string>& state_after,
+                            const std::optional<nlohmann::json>& details, bool sets_last_state);
+    void write_state(std::int64_t id, TxState state, const std::optional<std::string>& message,
+                     const std::optional<std::string>& state_after);
+    std::optional<std::string> observe_now();
+    std::optional<std::string> setting(const char* name);
     // One row of k_select_transaction; its packages too unless the caller reads them in bulk.
     TransactionRecord read_transaction(Statement& row, bool with_packages = true);
     std::optional<TransactionRecord> newest_where(const char* condition);
     void insert_entries(std::int64_t tx, std::vector<Entry>& entries);
 
     Database& m_db;
+    std::function<std::optional<std::string>()> m_observe;
 };
 
 } // namespace venvtx

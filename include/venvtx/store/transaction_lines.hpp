@@ -3,6 +3,7 @@
 #pragma once
 
 #include "venvtx/store/database.hpp"
+#include "venvtx/store/history.hpp"
 #include "venvtx/store/transaction_state.hpp"
 
 #include <cstdint>
@@ -17,9 +18,12 @@ struct TransactionLine {
     std::string kind;
     TxState state = TxState::started;
     std::string started_at;
-    std::vector<std::string> packages; // names, in the order the transaction recorded them
+    std::vector<PackageChange> packages; // in the order the transaction recorded them
     std::optional<std::int64_t> undoes;
     std::optional<std::int64_t> undone_by;
+    std::string user;
+    std::string host;
+    std::string note;  // an outside change's installers, a run's command, a stamp's comment
 };
 
 // Newest first, at most `limit`.

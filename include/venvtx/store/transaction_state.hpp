@@ -8,6 +8,8 @@
 //      │                                                  failed before anything changed)
 //      └──> interrupted ──> rolled_back                 (a restore failed, or venvtx died:
 //                                                         `recover` brings back the before-state)
+//   recorded                                           (an entry that changed nothing: a change
+//                                                         made outside venvtx, a stamp, a run)
 // started, applied and interrupted are unfinished: every mutating command recovers them first.
 #pragma once
 
@@ -24,7 +26,8 @@ enum class TxState {
     undone,
     aborted,
     interrupted,
-    pruned
+    pruned,
+    recorded
 };
 
 const char* to_string(TxState state);

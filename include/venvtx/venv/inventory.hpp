@@ -26,6 +26,17 @@ struct Distribution {
     std::optional<std::string> record_error;  // missing or malformed RECORD
 };
 
+struct DistInfoDir {
+    std::filesystem::path site_packages;
+    std::filesystem::path dist_info;  // absolute
+};
+
+// Every *.dist-info directory of the venv's site-packages (symlinks aside), unsorted.
+std::vector<DistInfoDir> list_dist_infos(const VenvLayout& layout);
+// Name, version, requirements, scripts and installer of one dist-info; RECORD is not read.
+Distribution read_installed(const DistInfoDir& dir, const std::filesystem::path& venv_root,
+                            FactCache* facts = nullptr);
+
 // Reads every dist-info of the venv, sorted by normalized name. Never throws for a broken
 // RECORD: the error is kept on the distribution and raised when that distribution is used.
 // METADATA's facts come from `facts` while the file is unchanged (nullptr: always read).

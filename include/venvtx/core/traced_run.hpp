@@ -1,0 +1,32 @@
+// A command run in the foreground (in this process group, with this process's stdin, stdout and
+// stderr) while the files its process tree maps under a directory are collected: from
+// /proc/<pid>/maps at each process's exit, where ptrace stops it with its mappings still in place
+// (PTRACE_O_TRACEEXIT, following forks, clones and execs), and sampled at a low rate while it
+// runs. Where ptrace is refused (a seccomp profile, Yama), the maps are only sampled, faster.
+// A traced command cannot itself be traced by a debugger, and its job-control stops (Ctrl-Z)
+// are resumed at once.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace venvtx {
+
+struct TracedRun {
+    int exit_code = -1;  // the command's exit status, or 128+signal when a signal ended it
+    bool traced = false; // false: ptrace was refused, the maps were sampled only
+    std::set<std::string> mapped;  // absolute paths under the directory asked for
+    std::size_t processes = 0;     // processes seen (threads aside)
+    double duration_s = 0;
+};
+
+// `argv[0]` is found on $PATH. `interval`: how often the maps are sampled while it runs.
+// SIGINT and SIGQUIT reach the command from the terminal; SIGTERM and SIGHUP sent to venvtx are
+// passed on to it. Throws Error when no process can be made.
+TracedRun run_traced(const std::vector<std::string>& argv, const std::filesystem::path& under,
+                     std::chrono::milliseconds interval);
+
+} // namespace venvtx

@@ -1,0 +1,38 @@
+// The commands that read the venv's history of states: status, diff, freeze; and stamp, which
+// adds a point to it.
+#pragma once
+
+#include "venvtx/state/history_point.hpp"
+#include "venvtx/state/state_diff.hpp"
+#include "venvtx/txn/context.hpp"
+
+#include <optional>
+#include <string>
+
+namespace venvtx {
+
+// status: the venv now against the last recorded state (nothing is recorded: the next command
+// records the difference as an outside entry).
+struct StatusReport {
+    std::optional<std::string> last_state;  // nullopt: no history yet
+    std::optional<std::string> last_seen;
+    VenvState now;
+    StateDiff diff;
+};
+StatusReport venv_status(const Context& context);
+
+struct PointDiff {
+    HistoryPoint from;
+    HistoryPoint to;
+    StateDiff diff;
+};
+PointDiff diff_points(const Context& context, const std::string& from, const std::string& to, bool with_files,
+                      bool with_libs);
+
+// The state at a point (`now` reads the venv).
+std::pair<HistoryPoint, VenvState> state_at(const Context& context, const std::string& point);
+
+// A stamp: the state now, as an entry of its own. Returns its id and state.
+std::pair<std::int64_t, std::string> stamp(const Context& context, const std::optional<std::string>& comment);
+
+} // namespace venvtx

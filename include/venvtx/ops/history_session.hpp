@@ -1,0 +1,37 @@
+// What a command that reads the history (log, show, status, diff, freeze, verify) or adds an
+// entry of its own (stamp, exec) opens first: the store, with any change made outside venvtx
+// since the last command recorded as an `outside` entry. That needs both locks at once and no
+// unfinished transaction; while another venvtx holds them (mid-change), the venv is only
+// observed, and nothing is recorded.
+#pragma once
+
+#include "venvtx/state/state_check.hpp"
+#include "venvtx/store/store.hpp"
+#include "venvtx/txn/context.hpp"
+
+#include <optional>
+
+namespace venvtx {
+
+class HistorySession {
+public:
+    // `create`: make the store when there is none (a command that records).
+    HistorySession(const Context& context, bool create);
+
+    bool has_store() const { return m_store.has_value(); }
+    // Throws a usage Error ("no venvtx history yet") when there is no store.
+    Store& store();
+    // The venv's state now; nullopt without a store.
+    const std::optional<StateCheck>& check() const { return m_check; }
+    // Whether the outside check could record (both locks were free, nothing unfinished).
+    bool recorded() const { return m_recorded; }
+
+private:
+    std::filesystem::path m_root;
+    std::optional<Store> m_store;
+    std::optional<MutationLock> m_lock;
+    std::optional<StateCheck> m_check;
+    bool m_recorded = false;
+};
+
+} // namespace venvtx

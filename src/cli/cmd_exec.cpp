@@ -1,0 +1,25 @@
+// venvtx exec [--sample S] -- CMD [ARGS...]
+#include "command.hpp"
+
+#include "venvtx/ops/exec_run.hpp"
+
+#include <memory>
+
+namespace venvtx::cli {
+
+Command register_exec(CLI::App& parent) {
+    auto options = std::make_shared<ExecOptions>();
+    CLI::App* app = parent.add_subcommand(
+        "exec", "run a command that uses the venv (a training job, a benchmark) and record the state it ran "
+                "against and the venv's libraries it loaded: venvtx exec -- CMD [ARGS...]");
+    app->add_option("--sample", options->sample_s, "seconds between reads of its processes' maps (default 1)")
+        ->check(k_timeout);
+    return {app, [options](const GlobalOptions& global) {
+                Output out = make_output(global);
+                Context context = make_context(global, out);
+                options->argv = global.passthrough;
+                return exec_tracked(context, *options);
+            }};
+}
+
+} // namespace venvtx::cli

@@ -1,0 +1,257 @@
+// run_traced: a ptrace event loop (exits, forks, clones, execs; never syscalls) and a sampler.
+#include "venvtx/core/traced_run.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/file_text.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <mutex>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace venvtx {
+
+namespace {
+
+volatile sig_atomic_t g_command = 0;
+
+void pass_on(int signal) {
+    if (g_command > 0) {
+        ::kill(g_command, signal);
+    }
+}
+
+// Adds the paths of `pid`'s file mappings that lie under `prefix` (a directory, with its '/').
+void read_mappings(pid_t pid, const std::string& prefix, std::set<std::string>& into) {
+    auto text = read_file_text("/proc/" + std::to_string(pid) + "/maps");
+    if (!text) {
+        return;
+    }
+    std::size_t start = 0;
+    while (start < text->size()) {
+        std::size_t end = text->find('\n', start);
+        end = end == std::string::npos ? text->size() : end;
+        std::size_t path = text->find(" /", start); // the first field that starts with '/' is the path
+        if (path != std::string::npos && path < end && text->compare(path + 1, prefix.size(), prefix) == 0) {
+            std::string name = text->substr(path + 1, end - path - 1);
+            const std::string deleted = " (deleted)";
+            if (name.size() > deleted.size() && name.compare(name.size() - deleted.size(), deleted.size(), deleted) == 0) {
+                name.resize(name.size() - deleted.size());
+            }
+            into.insert(std::move(name));
+        }
+        start = end + 1;
+    }
+}
+
+// Whether `pid` leads its thread group (a process, not one of its threads).
+bool leads_its_group(pid_t pid) {
+    auto status = read_file_text("/proc/" + std::to_string(pid) + "/status");
+    if (!status) {
+        return false;
+    }
+    std::size_t at = status->find("\nTgid:");
+    return at != std::string::npos && std::atoi(status->c_str() + at + 6) == pid;
+}
+
+int exit_code_of(int status) {
+    return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+class Collector {
+public:
+    Collector(std::string prefix, std::chrono::milliseconds interval)
+        : m_prefix(std::move(prefix)), m_interval(interval), m_sampler([this] { sample_until_done(); }) {}
+    ~Collector() {
+        m_done = true;
+        m_sampler.join();
+    }
+    void add(pid_t pid) {
+        std::lock_guard<std::mutex> guard(m_mutex);
+        m_live.insert(pid);
+        m_seen.insert(pid);
+    }
+    void read_at_exit(pid_t pid) {
+        std::set<std::string> found;
+        read_mappings(pid, m_prefix, found);
+        std::lock_guard<std::mutex> guard(m_mutex);
+        m_mapped.insert(found.begin(), found.end());
+        m_live.erase(pid);
+    }
+    void gone(pid_t pid) {
+        std::lock_guard<std::mutex> guard(m_mutex);
+        m_live.erase(pid);
+    }
+    std::set<std::string> mapped() {
+        std::lock_guard<std::mutex> guard(m_mutex);
+        return m_mapped;
+    }
+    std::size_t processes() {
+        std::lock_guard<std::mutex> guard(m_mutex);
+        return m_seen.size();
+    }
+
+private:
+    void sample_until_done() {
+        auto next = std::chrono::steady_clock::now();
+        while (!m_done) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            if (std::chrono::steady_clock::now() < next) {
+                continue;
+            }
+            next = std::chrono::steady_clock::now() + m_interval;
+            std::set<pid_t> live;
+            {
+                std::lock_guard<std::mutex> guard(m_mutex);
+                live = m_live;
+            }
+            std::set<std::string> found;
+            for (pid_t pid : live) {
+                read_mappings(pid, m_prefix, found);
+            }
+            std::lock_guard<std::mutex> guard(m_mutex);
+            m_mapped.insert(found.begin(), found.end());
+        }
+    }
+
+    std::string m_prefix;
+    std::chrono::milliseconds m_interval;
+    std::atomic<bool> m_done{false};
+    std::mutex m_mutex;
+    std::set<pid_t> m_live;
+    std::set<pid_t> m_seen;
+    std::set<std::string> m_mapped;
+    std::thread m_sampler;
+};
+
+// The ptrace loop: returns the first process's exit code once every traced process is gone.
+int follow(pid_t root, Collector& collector) {
+    long options = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+                   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+    ::ptrace(PTRACE_SETOPTIONS, root, nullptr, reinterpret_cast<void*>(options));
+    ::ptrace(PTRACE_CONT, root, nullptr, nullptr);
+    std::set<pid_t> fresh; // attached by a fork or clone: their first SIGSTOP is ptrace's, not a signal
+    int code = -1;
+    for (;;) {
+        int status = 0;
+        pid_t pid = ::waitpid(-1, &status, __WALL);
+        if (pid < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return code; // ECHILD: nothing left
+        }
+        if (WIFEXITED(status) || WIFSIGNALED(status)) {
+            collector.gone(pid);
+            if (pid == root) {
+                code = exit_code_of(status);
+            }
+            continue;
+        }
+        if (!WIFSTOPPED(status)) {
+            continue;
+        }
+        int signal = WSTOPSIG(status);
+        int event = status >> 16;
+        long deliver = 0;
+        if (event == PTRACE_EVENT_EXIT) {
+            if (leads_its_group(pid)) {
+                collector.read_at_exit(pid);
+            }
+        } else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE) {
+            unsigned long child = 0;
+            ::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child);
+            if (event != PTRACE_EVENT_CLONE || leads_its_group(static_cast<pid_t>(child))) {
+                collector.add(static_cast<pid_t>(child));
+            }
+        } else if (event == 0 && signal == SIGSTOP && fresh.insert(pid).second && pid != root) {
+            // a new tracee's first stop
+        } else if (event == 0) {
+            siginfo_t info {};
+            // A group-stop (no signal to deliver) reports no siginfo: resumed, not stopped.
+            deliver = ::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0 ? signal : 0;
+        }
+        ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(deliver));
+    }
+}
+
+} // namespace
+
+TracedRun run_traced(const std::vector<std::string>& argv, const std::filesystem::path& under,
+                     std::chrono::milliseconds interval) {
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC) != 0) {
+        throw Error(ExitCode::internal, std::string("pipe: ") + std::strerror(errno));
+    }
+    auto started = std::chrono::steady_clock::now();
+    struct sigaction ignore {}, forward {}, old_int {}, old_quit {}, old_term {}, old_hup {};
+    ignore.sa_handler = SIG_IGN;
+    forward.sa_handler = pass_on;
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        throw Error(ExitCode::internal, std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+        ::close(ready[0]);
+        char traced = ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 'T' : 'U';
+        (void)!::write(ready[1], &traced, 1);
+        ::close(ready[1]);
+        if (traced == 'T') {
+            ::raise(SIGSTOP); // the parent sets its options, then lets it exec
+        }
+        std::vector<char*> args;
+        for (const auto& arg : argv) {
+            args.push_back(const_cast<char*>(arg.c_str()));
+        }
+        args.push_back(nullptr);
+        ::execvp(args[0], args.data());
+        std::fprintf(stderr, "venvtx: cannot run %s: %s\n", args[0], std::strerror(errno));
+        ::_exit(127);
+    }
+    ::close(ready[1]);
+    char traced = 'U';
+    (void)!::read(ready[0], &traced, 1);
+    ::close(ready[0]);
+    g_command = pid;
+    ::sigaction(SIGINT, &ignore, &old_int);
+    ::sigaction(SIGQUIT, &ignore, &old_quit);
+    ::sigaction(SIGTERM, &forward, &old_term);
+    ::sigaction(SIGHUP, &forward, &old_hup);
+    TracedRun run;
+    run.traced = traced == 'T';
+    std::string prefix = under.string() + "/";
+    {
+        Collector collector(prefix, run.traced ? interval : std::min(interval, std::chrono::milliseconds(100)));
+        collector.add(pid);
+        if (run.traced) {
+            int status = 0;
+            ::waitpid(pid, &status, __WALL); // its own SIGSTOP
+            run.exit_code = follow(pid, collector);
+        } else {
+            int status = 0;
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            run.exit_code = exit_code_of(status);
+        }
+        run.mapped = collector.mapped();
+        run.processes = collector.processes();
+    }
+    g_command = 0;
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    ::sigaction(SIGHUP, &old_hup, nullptr);
+    run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return run;
+}
+
+} // namespace venvtx

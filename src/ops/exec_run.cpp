@@ -1,0 +1,104 @@
+// exec_tracked: state check, the traced run, then the entry.
+#include "venvtx/ops/exec_run.hpp"
+
+#include "venvtx/core/clock.hpp"
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/subprocess.hpp"
+#include "venvtx/core/traced_run.hpp"
+#include "venvtx/ops/history_session.hpp"
+#include "venvtx/state/observe.hpp"
+#include "venvtx/state/state_index.hpp"
+#include "venvtx/venv/record.hpp"
+
+namespace venvtx {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// The mapped files by distribution ({"name", "version", "files": [venv-relative]}), per the
+// RECORDs of the state the run started in; files no RECORD lists under "unowned".
+nlohmann::json mapped_by_distribution(const VenvLayout& layout, Database& db, const VenvState& state,
+                                      const std::set<std::string>& mapped) {
+    std::set<std::string> left;
+    for (const auto& path : mapped) {
+        left.insert(stdfs::path(path).lexically_relative(layout.root).string());
+    }
+    nlohmann::json dists = nlohmann::json::array();
+    for (const auto& dist : state.dists) {
+        auto text = dist.record.empty() ? std::nullopt : load_record_text(db, dist.record);
+        if (!text || left.empty()) {
+            continue;
+        }
+        stdfs::path site = stdfs::path(dist.dist_info).parent_path();
+        nlohmann::json files = nlohmann::json::array();
+        try {
+            for (const auto& entry : parse_record(*text, dist.dist_info + "/RECORD")) {
+                std::string rel = (site / entry.path).lexically_normal().string();
+                if (left.erase(rel) != 0) {
+                    files.push_back(rel);
+                }
+            }
+        } catch (const Error&) { // a torn RECORD owns nothing
+        }
+        if (!files.empty()) {
+            dists.push_back({{"name", dist.name}, {"version", dist.version}, {"files", files}});
+        }
+    }
+    return {{"dists", dists}, {"unowned", left}};
+}
+
+std::string command_text(const std::vector<std::string>& argv) {
+    std::string text;
+    for (const auto& arg : argv) {
+        text += (text.empty() ? "" : " ") + arg;
+    }
+    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
+} // namespace
+
+int exec_tracked(const Context& context, const ExecOptions& options) {
+    if (options.argv.empty()) {
+        throw usage_error("no command to run: venvtx exec -- CMD [ARGS...]");
+    }
+    if (!find_program(options.argv.front())) {
+        throw usage_error("command not found: " + options.argv.front());
+    }
+    VenvState before;
+    {
+        HistorySession session(context, true); // records an outside change first; locks released after
+        before = session.check()->now;
+    }
+    std::string started_at = utc_now_iso8601();
+    auto interval = std::chrono::milliseconds(static_cast<long>(options.sample_s * 1000));
+    TracedRun run = run_traced(options.argv, context.layout.root, interval);
+    HistorySession session(context, true);
+    Store& store = session.store();
+    bool changed = session.check()->now.id != before.id;
+    RecordedEntry entry;
+    entry.kind = "exec";
+    entry.argv = context.argv;
+    entry.started_at = started_at;
+    entry.finished_at = utc_now_iso8601();
+    entry.state_before = before.id;
+    entry.state_after = before.id;
+    entry.sets_last_state = false;
+    nlohmann::json details = mapped_by_distribution(context.layout, store.db(), before, run.mapped);
+    details["command"] = options.argv;
+    details["exit_status"] = run.exit_code;
+    details["duration_s"] = run.duration_s;
+    details["traced"] = run.traced;
+    details["processes"] = run.processes;
+    details["venv_changed"] = changed;
+    details["note"] = command_text(options.argv) + " → exit " + std::to_string(run.exit_code) +
+                      (changed ? "; the venv changed while it ran" : "");
+    entry.details = details;
+    std::int64_t id = store.history().record(entry);
+    context.out.debug("run recorded as entry " + std::to_string(id) + ": " + std::to_string(run.mapped.size()) +
+                      " mapped file(s) from the venv, " + std::to_string(run.processes) + " process(es)" +
+                      (run.traced ? "" : " (sampled only: ptrace was refused)"));
+    return run.exit_code;
+}
+
+} // namespace venvtx

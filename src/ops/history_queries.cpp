@@ -1,0 +1,64 @@
+// venv_status, diff_points, state_at and stamp.
+#include "venvtx/ops/history_queries.hpp"
+
+#include "venvtx/core/clock.hpp"
+#include "venvtx/ops/history_session.hpp"
+#include "venvtx/state/observe.hpp"
+#include "venvtx/state/state_index.hpp"
+
+namespace venvtx {
+
+StatusReport venv_status(const Context& context) {
+    StatusReport report;
+    if (!Store::exists(context.store_root)) {
+        throw usage_error("no venvtx history yet in " + context.store_root.string() +
+                          " (`venvtx stamp` records the venv's state as it is)");
+    }
+    Store store(context.store_root, false);
+    report.now = observe_state(context.layout, store.db());
+    report.last_state = store.history().last_state();
+    report.last_seen = store.history().last_seen();
+    std::optional<VenvState> last = report.last_state ? load_state(store.db(), *report.last_state) : std::nullopt;
+    if (last) {
+        report.diff = diff_states(store.db(), *last, report.now, false, false);
+    }
+    return report;
+}
+
+PointDiff diff_points(const Context& context, const std::string& from, const std::string& to, bool with_files,
+                      bool with_libs) {
+    HistorySession session(context, false);
+    Store& store = session.store();
+    const VenvState& now = session.check()->now;
+    PointDiff result{resolve_point(from, store, now), resolve_point(to, store, now), {}};
+    result.diff = diff_states(store.db(), point_state(store, result.from, now), point_state(store, result.to, now),
+                              with_files, with_libs);
+    return result;
+}
+
+std::pair<HistoryPoint, VenvState> state_at(const Context& context, const std::string& point) {
+    HistorySession session(context, false);
+    Store& store = session.store();
+    const VenvState& now = session.check()->now;
+    HistoryPoint resolved = resolve_point(point, store, now);
+    return {resolved, point_state(store, resolved, now)};
+}
+
+std::pair<std::int64_t, std::string> stamp(const Context& context, const std::optional<std::string>& comment) {
+    HistorySession session(context, true);
+    RecordedEntry entry;
+    entry.kind = "stamp";
+    entry.argv = context.argv;
+    entry.started_at = utc_now_iso8601();
+    entry.finished_at = entry.started_at;
+    entry.state_before = session.check()->now.id;
+    entry.state_after = entry.state_before;
+    entry.message = comment;
+    entry.details = nlohmann::json{{"comment", comment ? nlohmann::json(*comment) : nlohmann::json()}};
+    if (comment) {
+        (*entry.details)["note"] = *comment;
+    }
+    return {session.store().history().record(entry), *entry.state_after};
+}
+
+} // namespace venvtx

@@ -1,0 +1,41 @@
+// HistorySession: open the store, take both locks if they are free, check the venv's state.
+#include "venvtx/ops/history_session.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/state/observe.hpp"
+
+namespace venvtx {
+
+HistorySession::HistorySession(const Context& context, bool create) : m_root(context.store_root) {
+    if (!create && !Store::exists(context.store_root)) {
+        return;
+    }
+    m_store.emplace(context.store_root, create);
+    if (create) {
+        m_store->require_writable();
+    }
+    if (!m_store->db().read_only()) {
+        try {
+            m_lock.emplace(context.store_root, context.layout.root, 0.0);
+        } catch (const Error& error) {
+            if (error.code() != ExitCode::locked || create) {
+                throw;
+            }
+        }
+    }
+    if (m_lock && m_store->history().unfinished().empty()) {
+        m_check = check_state(context.layout, *m_store);
+        m_recorded = true;
+    } else {
+        m_check = StateCheck{observe_state(context.layout, m_store->db()), std::nullopt};
+    }
+}
+
+Store& HistorySession::store() {
+    if (!m_store) {
+        throw usage_error("no venvtx history yet in " + m_root.string());
+    }
+    return *m_store;
+}
+
+} // namespace venvtx

@@ -1,0 +1,121 @@
+// observe_state: one stat per file that names a distribution, and reads only where one moved.
+#include "venvtx/state/observe.hpp"
+
+#include "venvtx/core/file_text.hpp"
+#include "venvtx/core/inode_key.hpp"
+#include "venvtx/core/sha256.hpp"
+#include "venvtx/state/state_index.hpp"
+#include "venvtx/venv/inventory.hpp"
+
+#include <ctime>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+#include <unordered_map>
+
+namespace venvtx {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+
+constexpr std::int64_t k_settle_ns = 2'000'000'000;
+constexpr const char* k_named_by[] = {"", "RECORD", "METADATA", "INSTALLER"};
+
+std::int64_t now_ns() {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// The dist-info's key: each file's InodeKey, "-" for one that is missing. `settled`: none of them
+// changed within the last two seconds.
+std::string dist_key(const stdfs::path& dist_info, bool& settled) {
+    std::string key;
+    std::int64_t newest = 0;
+    for (const char* name : k_named_by) {
+        struct stat st {};
+        stdfs::path path = *name ? dist_info / name : dist_info;
+        if (::lstat(path.c_str(), &st) != 0) {
+            key += "-;";
+            continue;
+        }
+        InodeKey inode = inode_key_of(st);
+        key += std::to_string(inode.dev) + ":" + std::to_string(inode.ino) + ":" + std::to_string(inode.size) + ":" +
+               std::to_string(inode.mtime_ns) + ":" + std::to_string(inode.ctime_ns) + ";";
+        newest = std::max({newest, inode.mtime_ns, inode.ctime_ns});
+    }
+    settled = newest < now_ns() - k_settle_ns;
+    return key;
+}
+
+struct Cached {
+    std::string key;
+    std::string dist;
+};
+
+} // namespace
+
+VenvState observe_state(const VenvLayout& layout, Database& db) {
+    std::unordered_map<std::string, Cached> cache;
+    Statement rows = db.prepare("SELECT dist_info, key, dist FROM dist_facts");
+    while (rows.step()) {
+        cache.emplace(rows.text(0), Cached{rows.text(1), rows.text(2)});
+    }
+    std::vector<DistState> dists;
+    std::map<std::string, Cached> fresh;      // read now and settled: kept for next time
+    std::map<std::string, std::string> texts;  // RECORD texts the index may lack
+    for (const auto& dir : list_dist_infos(layout)) {
+        std::string rel = dir.dist_info.lexically_relative(layout.root).string();
+        bool settled = false;
+        std::string key = dist_key(dir.dist_info, settled);
+        auto found = cache.find(rel);
+        if (found != cache.end() && found->second.key == key) {
+            dists.push_back(dist_from_json(nlohmann::json::parse(found->second.dist)));
+            continue;
+        }
+        Distribution read = read_installed(dir, layout.root);
+        DistState dist{read.name, read.normalized, read.version, rel, read.installer, ""};
+        if (auto text = read_file_text(dir.dist_info / "RECORD")) {
+            dist.record = sha256_hex(*text);
+            texts.emplace(dist.record, std::move(*text));
+        }
+        if (settled) {
+            fresh[rel] = Cached{key, dist_json(dist).dump()};
+        }
+        dists.push_back(std::move(dist));
+    }
+    VenvState state = make_state(std::move(dists));
+    std::set<std::string> present;
+    for (const auto& dist : state.dists) {
+        present.insert(dist.dist_info);
+    }
+    std::vector<std::string> stale; // cached dist-infos that are gone
+    for (const auto& [rel, row] : cache) {
+        if (present.count(rel) == 0) {
+            stale.push_back(rel);
+        }
+    }
+    if (db.read_only() || (fresh.empty() && texts.empty() && stale.empty() && has_state(db, state.id))) {
+        return state;
+    }
+    SqlTransaction transaction(db);
+    for (const auto& [sha, text] : texts) {
+        if (!has_record_text(db, sha)) {
+            save_record_text(db, sha, text);
+        }
+    }
+    Statement forget = db.prepare("DELETE FROM dist_facts WHERE dist_info = ?");
+    for (const auto& rel : stale) {
+        forget.bind(1, rel).run();
+    }
+    Statement keep = db.prepare("INSERT OR REPLACE INTO dist_facts (dist_info, key, dist) VALUES (?, ?, ?)");
+    for (const auto& [rel, row] : fresh) {
+        keep.bind(1, rel).bind(2, row.key).bind(3, row.dist).run();
+    }
+    save_state(db, state);
+    transaction.commit();
+    return state;
+}
+
+} // namespace venvtx
