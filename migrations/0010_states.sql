@@ -11,6 +11,9 @@ CREATE TABLE record_texts (
     sha256 TEXT PRIMARY KEY,
     text BLOB NOT NULL
 );
+-- What the store knows of its venv (one row per fact): the venv it belongs to (venv.root,
+-- venv.python), the state recorded last (state.last) and when (state.recorded_at).
+CREATE TABLE venv_facts (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 -- What observing a dist-info read, kept while the InodeKeys of its directory, RECORD, METADATA
 -- and INSTALLER are all unchanged (`key`): a state check reads only the dist-infos that moved.
 CREATE TABLE dist_facts (

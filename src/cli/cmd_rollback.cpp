@@ -1,4 +1,4 @@
-// venvtx rollback [--to TX]
+// venvtx rollback [TX | --to N | --redo]
 #include "command.hpp"
 
 #include "venvtx/ops/rollback.hpp"
@@ -10,6 +10,7 @@ namespace venvtx::cli {
 namespace {
 
 struct RollbackFlags {
+    std::optional<std::int64_t> tx;
     std::optional<std::int64_t> to;
     bool redo = false;
     MutationFlags mutation;
@@ -20,13 +21,18 @@ struct RollbackFlags {
 Command register_rollback(CLI::App& parent) {
     auto flags = std::make_shared<RollbackFlags>();
     CLI::App* app = parent.add_subcommand(
-        "rollback", "undo the newest transaction not yet undone (or every one after --to TX)");
-    auto* to = app->add_option("--to", flags->to, "undo every transaction after TX")->check(k_transaction_id);
-    app->add_flag("--redo", flags->redo, "undo the newest rollback (redo what it undid)")->excludes(to);
+        "rollback", "undo the newest transaction not yet undone (or TX alone, or every one after --to N)");
+    auto* tx = app->add_option("tx", flags->tx, "undo this transaction alone, when nothing it touched changed since")
+                   ->check(k_transaction_id);
+    auto* to = app->add_option("--to", flags->to,
+                               "undo every transaction after entry N (0: all of them) as one transaction")
+                   ->check(k_entry_id)
+                   ->excludes(tx);
+    app->add_flag("--redo", flags->redo, "undo the newest rollback (redo what it undid)")->excludes(to)->excludes(tx);
     flags->mutation.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
-                RollbackOptions options{flags->to, flags->redo, flags->mutation.resolve()};
+                RollbackOptions options{flags->tx, flags->to, flags->redo, flags->mutation.resolve()};
                 Context context = make_context(global, out);
                 return finish(out, rollback(context, options));
             }};

@@ -23,15 +23,15 @@ Command register_status(CLI::App& parent) {
                                                           {"now", report.now.id, std::nullopt}, report.diff, false,
                                                           false);
                     json["changed"] = differs;
-                    json["last_seen"] = report.last_seen ? nlohmann::json(*report.last_seen) : nlohmann::json();
+                    json["last_recorded_at"] = report.last_recorded_at ? nlohmann::json(*report.last_recorded_at) : nlohmann::json();
                     out.document(json);
                 } else if (!report.last_state) {
                     out.verdict("no state recorded yet: state now " + short_state_id(report.now.id));
                 } else if (!differs) {
-                    out.verdict("unchanged since " + report.last_seen.value_or("the last command") + ": state " +
+                    out.verdict("unchanged since " + report.last_recorded_at.value_or("the last command") + ": state " +
                                 short_state_id(report.now.id));
                 } else {
-                    std::string text = "changed outside venvtx since " + report.last_seen.value_or("the last command") +
+                    std::string text = "changed outside venvtx since " + report.last_recorded_at.value_or("the last command") +
                                        " (the next venvtx command records it):";
                     for (const auto& line : dist_diff_lines(report.diff)) {
                         text += "\n  " + line;

@@ -86,6 +86,7 @@ extern const CLI::Validator k_how_many;  // a whole number, 1 or more
 extern const CLI::Validator k_jobs;      // a whole number from 1 to 256
 extern const CLI::Validator k_count;     // a whole number, 0 or more
 extern const CLI::Validator k_transaction_id;
+extern const CLI::Validator k_entry_id;  // a history entry, or 0 (before the first)
 
 Output make_output(const GlobalOptions& global);
 // Finds the venv and store named by the global options.

@@ -71,6 +71,14 @@ const CLI::Validator k_transaction_id(
     },
     "TX");
 
+const CLI::Validator k_entry_id(
+    [](std::string& text) {
+        return whole_number_in(text, 0, std::numeric_limits<std::int64_t>::max())
+                   ? std::string()
+                   : "not an entry id (0 or more, see `venvtx log`): '" + text + "'";
+    },
+    "N");
+
 void PreviewFlags::add_to(CLI::App& app) {
     app.add_option("--preview", preview,
                    "auto (make the change in a private overlay view first and probe it there, where the system "
@@ -132,8 +140,11 @@ Context make_context(const GlobalOptions& global, const Output& out) {
         venv = *global.venv;
     }
     std::optional<std::filesystem::path> store;
+    const char* from_env = std::getenv("VENVTX_STORE");
     if (global.store) {
         store = *global.store;
+    } else if (from_env != nullptr && *from_env != '\0') {
+        store = from_env;
     }
     VenvLayout layout = find_venv(venv, store);
     Context context{layout, resolve_store_root(layout, store), out, nlohmann::json(global.argv)};

@@ -5,6 +5,7 @@
 #include "venvtx/ops/history_session.hpp"
 #include "venvtx/state/observe.hpp"
 #include "venvtx/state/state_index.hpp"
+#include "venvtx/state/venv_binding.hpp"
 
 namespace venvtx {
 
@@ -15,9 +16,10 @@ StatusReport venv_status(const Context& context) {
                           " (`venvtx stamp` records the venv's state as it is)");
     }
     Store store(context.store_root, false);
+    bind_store(store, context.layout);
     report.now = observe_state(context.layout, store.db());
     report.last_state = store.history().last_state();
-    report.last_seen = store.history().last_seen();
+    report.last_recorded_at = store.history().last_recorded_at();
     std::optional<VenvState> last = report.last_state ? load_state(store.db(), *report.last_state) : std::nullopt;
     if (last) {
         report.diff = diff_states(store.db(), *last, report.now, false, false);

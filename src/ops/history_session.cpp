@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/state/observe.hpp"
+#include "venvtx/state/venv_binding.hpp"
 
 namespace venvtx {
 
@@ -14,6 +15,7 @@ HistorySession::HistorySession(const Context& context, bool create) : m_root(con
     if (create) {
         m_store->require_writable();
     }
+    bind_store(*m_store, context.layout);
     if (!m_store->db().read_only()) {
         try {
             m_lock.emplace(context.store_root, context.layout.root, 0.0);

@@ -2,6 +2,7 @@
 #include "venvtx/ops/recover.hpp"
 
 #include "venvtx/report/transaction_text.hpp"
+#include "venvtx/state/venv_binding.hpp"
 #include "venvtx/store/lock.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/recover.hpp"
@@ -20,6 +21,7 @@ Outcome recover(const Context& context, std::optional<double> wait_s) {
     }
     Store store(context.store_root, true);
     store.require_writable();
+    bind_store(store, context.layout);
     MutationLock lock(context.store_root, context.layout.root, wait_s);
     std::vector<std::int64_t> recovered = recover_interrupted(context, store);
     nlohmann::json transactions = nlohmann::json::array();

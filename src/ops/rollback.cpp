@@ -1,81 +1,56 @@
 // rollback: a new transaction whose target state is an older transaction's before-state.
 #include "venvtx/ops/rollback.hpp"
 
-#include "venvtx/capture/pending_check.hpp"
-#include "venvtx/capture/settle.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/ops/drift.hpp"
+#include "venvtx/ops/rollback_plan.hpp"
+#include "venvtx/report/transaction_text.hpp"
 #include "venvtx/txn/engine.hpp"
-#include "venvtx/txn/materialize.hpp"
 #include "venvtx/txn/mutation_session.hpp"
 #include "venvtx/upkeep/gc.hpp"
 
-#include <sys/stat.h>
+#include <set>
 
 namespace venvtx {
 
 namespace {
 
-bool same_filesystem(const Context& context, Store& store) {
-    struct stat venv_root {}, store_root {};
-    return ::stat(context.layout.root.c_str(), &venv_root) == 0 && ::stat(store.root().c_str(), &store_root) == 0 &&
-           venv_root.st_dev == store_root.st_dev;
+// Names the changes made outside venvtx after entry `since`: the likely cause of a drift.
+std::string outside_since(Store& store, std::int64_t since) {
+    std::string text;
+    for (const auto& record : store.history().list(std::nullopt)) {
+        if (record.kind == "outside" && record.id > since) {
+            std::string what;
+            for (const auto& change : record.packages) {
+                what += (what.empty() ? "" : ", ") + package_change_text(change);
+            }
+            text += (text.empty() ? "" : "; ") + std::string("entry ") + std::to_string(record.id) +
+                    " changed the venv outside venvtx (" + what + ")";
+        }
+    }
+    return text.empty() ? text : " (" + text + ")";
 }
 
-// The undone removal's pending captures, renamed back as they are where that is safe (one
-// filesystem, and no probe on the live venv that could change or delete the only copy);
-// otherwise hashed and stored first, so the rollback copies like any other.
-// With `force`, the staged files that are still there but do not match are taken as they are
-// now first (as the engine does for a zero-copy rollback).
-std::map<std::string, PendingSource> pending_sources(const Context& context, Store& store, std::int64_t undone,
-                                                     bool zero_copy, bool force) {
-    if (!zero_copy && !pending_of(store.db(), undone).empty()) {
-        if (force) {
-            std::map<std::string, PendingSource> sources = pending_sources_of(store, undone);
-            retake_changed(context.out, store, sources, check_pending(sources));
+// `rollback TX` of an older transaction: refused when a later transaction touched any of its
+// paths (undo that one first, or roll back --to before both).
+void refuse_touched_since(Store& store, const TransactionRecord& undone) {
+    std::set<std::string> paths;
+    for (const auto& entry : store.history().entries(undone.id)) {
+        paths.insert(entry.path);
+    }
+    for (const auto& record : store.history().list(std::nullopt)) {
+        if (record.id <= undone.id || record.state != TxState::committed || record.undone_by) {
+            continue;
         }
-        std::vector<std::string> left = settle_pending(store, undone);
-        if (!left.empty()) {
-            throw Error(ExitCode::verify_failed,
-                        "the stored copy of " + left.front() + " is gone or does not match the hash recorded at tx " +
-                            std::to_string(undone) + "'s removal: nothing was changed" +
-                            (force ? "" : " (`--force` puts back such files as they are now, if they are there)"));
-        }
-    }
-    return pending_sources_of(store, undone);
-}
-
-// The inverse of `undone`: every path goes from what it is now to what it was before `undone`.
-TransactionPlan inverse_of(const Context& context, Store& store, const TransactionRecord& undone, bool live_probe,
-                           bool force) {
-    TransactionPlan plan;
-    plan.kind = "rollback";
-    plan.undoes = undone.id;
-    for (const auto& change : undone.packages) {
-        plan.packages.push_back({change.name, change.after, change.before});
-    }
-    // Renamed back only within one filesystem: across two, a move is a copy, not atomic.
-    bool same_fs = same_filesystem(context, store);
-    plan.pending = pending_sources(context, store, undone.id, same_fs && !live_probe, force);
-    for (const auto& recorded : store.history().entries(undone.id)) {
-        Entry entry;
-        entry.path = recorded.path;
-        entry.before = observe_node(context.layout.root / recorded.path);
-        entry.after = recorded.before;
-        entry.owner = recorded.owner;
-        plan.entries.push_back(std::move(entry));
-    }
-    if (!same_fs) {
-        return plan;
-    }
-    std::set<std::string> loose;
-    for (const auto& hex : objects_needed(plan.entries, Side::after)) {
-        if (store.objects().has(hex)) {
-            loose.insert(hex);
+        for (const auto& entry : store.history().entries(record.id)) {
+            if (paths.count(entry.path) != 0) {
+                throw Error(ExitCode::verify_failed,
+                            "refusing to undo tx " + std::to_string(undone.id) + " alone: tx " + std::to_string(record.id) +
+                                " (" + record.kind + ") changed " + entry.path + " since; nothing was changed " +
+                                "(`venvtx rollback --to " + std::to_string(undone.id - 1) + "` undoes both)");
+            }
         }
     }
-    plan.movable = store.history().referenced_only_by(undone.id, loose);
-    return plan;
 }
 
 std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& options) {
@@ -86,14 +61,31 @@ std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& opti
         }
         return found;
     }
+    if (options.tx) {
+        auto record = store.history().find(*options.tx);
+        if (!record || record->state == TxState::recorded) {
+            throw usage_error("no transaction " + std::to_string(*options.tx) +
+                              (record ? " (entry " + std::to_string(*options.tx) + " is " + record->kind +
+                                            ", not a transaction: nothing to undo)"
+                                      : ""));
+        }
+        if (record->state != TxState::committed || record->undone_by || record->kind == "rollback") {
+            throw usage_error("tx " + std::to_string(*options.tx) + " cannot be undone: it is " +
+                              (record->kind == "rollback" ? std::string("a rollback (`venvtx rollback --redo`)")
+                                                          : std::string(to_string(record->state))) +
+                              "; nothing was changed");
+        }
+        found.push_back(*record);
+        return found;
+    }
     if (!options.to) {
         if (auto newest = store.history().newest_undoable()) {
             found.push_back(*newest);
         }
         return found;
     }
-    if (!store.history().find(*options.to)) {
-        throw usage_error("no transaction " + std::to_string(*options.to));
+    if (*options.to != 0 && !store.history().find(*options.to)) {
+        throw usage_error("no entry " + std::to_string(*options.to) + " (see `venvtx log`)");
     }
     for (const auto& record : store.history().list(std::nullopt)) {
         if (record.id > *options.to && record.state == TxState::committed && !record.undone_by &&
@@ -114,6 +106,7 @@ void refuse_drift(const Context& context, Store& store, const std::vector<Transa
     std::string what = "tx " + std::to_string(undo.front().id) + (undo.size() > 1 ? " and earlier" : "");
     if (!force) {
         throw Error(ExitCode::verify_failed, "refusing to undo " + what + ": " + describe_drift(drifted) +
+                                                 outside_since(store, undo.back().id) +
                                                  "; nothing was changed (--force stores the changed files "
                                                  "and undoes it anyway)");
     }
@@ -160,22 +153,24 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
                           : options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)
                                        : std::string("nothing to roll back"));
     }
-    refuse_drift(context, store, undo, options.mutation.force);
-    Outcome outcome;
-    for (const auto& record : undo) {
-        context.out.say("undoing tx " + std::to_string(record.id) + " (" + record.kind + ")");
-        if (options.mutation.dry_run) {
-            continue;
-        }
-        bool live_probe = !options.mutation.probe.code.empty();
-        outcome = retain_after(context, store,
-                               run_transaction(context, options.mutation, store,
-                                               inverse_of(context, store, record, live_probe, options.mutation.force)));
-        if (outcome.code != ExitCode::ok) {
-            return outcome;
-        }
+    if (options.tx) {
+        refuse_touched_since(store, undo.front());
     }
-    return outcome;
+    refuse_drift(context, store, undo, options.mutation.force);
+    std::string ids;
+    for (const auto& record : undo) {
+        ids += (ids.empty() ? "" : ", ") + std::to_string(record.id) + " (" + record.kind + ")";
+    }
+    context.out.say(std::string(options.mutation.dry_run ? "would undo" : "undoing") + " tx " + ids +
+                    (undo.size() > 1 ? " as one transaction" : ""));
+    if (options.mutation.dry_run) {
+        return {};
+    }
+    bool live_probe = !options.mutation.probe.code.empty();
+    TransactionPlan plan = undo.size() == 1
+                               ? inverse_of(context, store, undo.front(), live_probe, options.mutation.force)
+                               : combined_inverse(context, store, undo, *options.to, options.mutation.force);
+    return retain_after(context, store, run_transaction(context, options.mutation, store, std::move(plan)));
 }
 
 } // namespace venvtx

@@ -70,12 +70,11 @@ std::string package_change_text(const PackageChange& change) {
 
 std::string transaction_line(const TransactionLine& tx) {
     constexpr std::size_t k_shown = 3;
-    char head[128];
+    char head[96];
     // An outside change is marked as dnf marks an rpmdb altered outside it.
-    std::snprintf(head, sizeof head, "%4lld %s %-11s  %-8s  %s  %s  ", static_cast<long long>(tx.id),
-                  tx.kind == "outside" ? ">" : " ", to_string(tx.state), tx.kind.c_str(), tx.started_at.c_str(),
-                  (tx.user + "@" + tx.host).c_str());
-    std::string line = head;
+    std::snprintf(head, sizeof head, "%4lld %s %-11s  %-8s  %s  ", static_cast<long long>(tx.id),
+                  tx.kind == "outside" ? ">" : " ", to_string(tx.state), tx.kind.c_str(), tx.started_at.c_str());
+    std::string line = head + tx.user + "@" + tx.host + "  ";
     for (std::size_t i = 0; i < tx.packages.size() && i < k_shown; ++i) {
         line += (i ? ", " : "") + package_change_text(tx.packages[i]);
     }
@@ -87,7 +86,7 @@ std::string transaction_line(const TransactionLine& tx) {
     } else if (tx.packages.empty()) {
         line += "-";
     }
-    if (tx.undoes) {
+    if (tx.undoes && tx.note.empty()) { // a rollback --to's note names all it undid
         line += " (undoes " + std::to_string(*tx.undoes) + ")";
     }
     if (tx.undone_by) {

@@ -57,14 +57,13 @@ StateCheck check_state(const VenvLayout& layout, Store& store) {
         return check;
     }
     if (*last == check.now.id) {
-        history.note_seen();
         return check;
     }
     std::optional<VenvState> before = load_state(store.db(), *last);
     std::vector<DistChange> changes = state_changes(before.value_or(VenvState{}), check.now);
     RecordedEntry entry;
     entry.kind = "outside";
-    entry.started_at = history.last_seen().value_or(utc_now_iso8601());
+    entry.started_at = history.last_recorded_at().value_or(utc_now_iso8601());
     entry.finished_at = utc_now_iso8601();
     entry.state_before = *last;
     entry.state_after = check.now.id;

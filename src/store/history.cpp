@@ -82,10 +82,10 @@ void History::insert_entries(std::int64_t tx, std::vector<Entry>& entries) {
 
 std::int64_t History::begin(const std::string& kind, const nlohmann::json& argv,
                             const std::vector<PackageChange>& packages, std::vector<Entry>& entries,
-                            std::optional<std::int64_t> undoes) {
+                            std::optional<std::int64_t> undoes, const std::optional<nlohmann::json>& details) {
     std::optional<std::string> state = observe_now();
     SqlTransaction transaction(m_db);
-    std::int64_t id = insert_row(kind, "started", utc_now_iso8601(), argv, state, std::nullopt, std::nullopt, true);
+    std::int64_t id = insert_row(kind, "started", utc_now_iso8601(), argv, state, std::nullopt, details, true);
     if (undoes) {
         m_db.prepare("UPDATE transactions SET undoes = ? WHERE id = ?").bind(1, *undoes).bind(2, id).run();
     }
@@ -192,27 +192,21 @@ void History::observe_states_with(std::function<std::optional<std::string>()> ob
 std::optional<std::string> History::observe_now() { return m_observe ? m_observe() : std::nullopt; }
 
 void History::note_last_state(const std::string& state) {
-    m_db.prepare("INSERT OR REPLACE INTO settings (name, value) VALUES ('state.last', ?), ('state.seen_at', ?)")
+    m_db.prepare("INSERT OR REPLACE INTO venv_facts (name, value) VALUES ('state.last', ?), ('state.recorded_at', ?)")
         .bind(1, state)
         .bind(2, utc_now_iso8601())
         .run();
 }
 
-void History::note_seen() {
-    m_db.prepare("INSERT OR REPLACE INTO settings (name, value) VALUES ('state.seen_at', ?)")
-        .bind(1, utc_now_iso8601())
-        .run();
-}
-
-std::optional<std::string> History::setting(const char* name) {
-    Statement query = m_db.prepare("SELECT value FROM settings WHERE name = ?");
+std::optional<std::string> History::venv_fact(const char* name) {
+    Statement query = m_db.prepare("SELECT value FROM venv_facts WHERE name = ?");
     query.bind(1, std::string(name));
     return query.step() ? std::optional(query.text(0)) : std::nullopt;
 }
 
-std::optional<std::string> History::last_state() { return setting("state.last"); }
+std::optional<std::string> History::last_state() { return venv_fact("state.last"); }
 
-std::optional<std::string> History::last_seen() { return setting("state.seen_at"); }
+std::optional<std::string> History::last_recorded_at() { return venv_fact("state.recorded_at"); }
 
 void History::set_message(std::int64_t id, const std::string& message) {
     m_db.prepare("UPDATE transactions SET message = ? WHERE id = ?").bind(1, message).bind(2, id).run();
@@ -231,7 +225,8 @@ void History::set_probe(std::int64_t id, const char* column, const nlohmann::jso
     m_db.prepare(sql).bind(1, stored_json_text(report)).bind(2, id).run();
 }
 
-void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const std::vector<std::string>& moved_out) {
+void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const std::vector<std::string>& moved_out,
+                     const std::vector<std::int64_t>& undone_too) {
     std::optional<std::string> after = observe_now();
     SqlTransaction transaction(m_db);
     write_state(id, TxState::committed, std::nullopt, after);
@@ -250,15 +245,16 @@ void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const 
             .bind(1, id)
             .bind(2, *undoes)
             .run();
-        // Undoing a rollback redoes what it had undone: that transaction is live again.
-        m_db.prepare("UPDATE transactions SET state = 'committed', undone_by = NULL WHERE id = "
-                     "(SELECT undoes FROM transactions WHERE id = ? AND kind = 'rollback')")
+        // Undoing a rollback redoes what it had undone: those transactions are live again.
+        m_db.prepare("UPDATE transactions SET state = 'committed', undone_by = NULL WHERE undone_by = ?1 AND "
+                     "(SELECT kind FROM transactions WHERE id = ?1) = 'rollback'")
             .bind(1, *undoes)
             .run();
-        m_db.prepare("UPDATE transactions SET undone_by = ?, state = 'undone' WHERE id = ?")
-            .bind(1, id)
-            .bind(2, *undoes)
-            .run();
+        Statement undone = m_db.prepare("UPDATE transactions SET undone_by = ?, state = 'undone' WHERE id = ?");
+        undone.bind(1, id).bind(2, *undoes).run();
+        for (std::int64_t older : undone_too) {
+            undone.bind(1, id).bind(2, older).run();
+        }
     }
     transaction.commit();
 }

@@ -63,7 +63,8 @@ public:
         }
         {
             Progress::Phase phase("journaling");
-            m_tx = history.begin(m_plan.kind, m_context.argv, m_plan.packages, m_plan.entries, m_plan.undoes);
+            m_tx = history.begin(m_plan.kind, m_context.argv, m_plan.packages, m_plan.entries, m_plan.undoes,
+                                 m_plan.details);
         }
         if (baseline) {
             history.set_probe(m_tx, "baseline", probe_report_json(*baseline));
@@ -144,7 +145,7 @@ private:
         }
         {
             Progress::Phase phase("committing");
-            history.commit(m_tx, m_plan.undoes, m_moved_out);
+            history.commit(m_tx, m_plan.undoes, m_moved_out, m_plan.undoes_too);
             remove_staging();
             if (!m_plan.pending.empty()) {
                 remove_staging(*m_plan.undoes); // emptied by the rename back

@@ -4,6 +4,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/state/observe.hpp"
 #include "venvtx/state/state_check.hpp"
+#include "venvtx/state/venv_binding.hpp"
 #include "venvtx/store/space_reserve.hpp"
 #include "venvtx/txn/recover.hpp"
 
@@ -12,6 +13,7 @@ namespace venvtx {
 MutationSession::MutationSession(const Context& context, std::optional<double> wait_s)
     : m_store(context.store_root, true), m_lock(context.store_root, context.layout.root, wait_s) {
     m_store.require_writable();
+    bind_store(m_store, context.layout);
     VenvLayout layout = context.layout;
     Database& db = m_store.db();
     m_store.history().observe_states_with([layout, &db]() -> std::optional<std::string> {

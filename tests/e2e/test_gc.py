@@ -140,7 +140,9 @@ class GcCase(VenvTestCase):
     def index_rows(self):
         db = sqlite3.connect(os.path.join(self.venv, ".venvtx", "index.sqlite"))
         try:
-            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+            # dist_facts is a cache of what reading the dist-infos found (any command may fill it)
+            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                                               "name != 'dist_facts' ORDER BY name")]
             return {t: sorted(map(repr, db.execute('SELECT * FROM "%s"' % t).fetchall())) for t in tables}
         finally:
             db.close()

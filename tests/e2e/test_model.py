@@ -9,12 +9,22 @@ installed and the list of transactions (id, kind, state, undone_by, what each ch
 it expects is computed, not recorded: the base venv plus, for every installed distribution, the
 files that a clean pip install of that version adds (measured once per process). Its rules:
 `rollback` undoes the newest committed, not undone, non-rollback transaction; `--to T` every
-such one after T, newest first, each as its own rollback; `--redo` undoes the newest committed,
-not undone rollback that undid a non-rollback transaction (a redo is not itself redoable). A
-rollback or redo whose distributions no longer are what the undone transaction left (drift) is
-refused before anything changes, exit 6, for the whole command; where pip rewrote the same
-version outside venvtx, refusing and proceeding are both accepted. A kill leaves exactly the
-before-state (the transaction rolled back, or never journaled) or the after-state (committed).
+such one after entry T (0: all) as one rollback; `--redo` undoes the newest committed, not
+undone rollback that undid a non-rollback transaction (a redo is not itself redoable; it commits
+again every transaction that rollback undid). A rollback or redo whose distributions no longer
+are what the undone transactions left (drift) is refused before anything changes, exit 6; where
+pip rewrote the same version outside venvtx, refusing and proceeding are both accepted. A kill
+leaves exactly the before-state (the transaction rolled back, or never journaled) or the
+after-state (committed). A change made with plain pip is an `outside` entry, recorded once, by
+the next venvtx command (here the `log` after each step). Stamps, tracked runs (`exec`) and a
+user's file edits are steps too.
+
+The venv's history of states is checked against the test's own listings (distributions from
+METADATA, INSTALLER and RECORD, read by the test) taken after every step: `status` before each
+step's `log` (what differs from the last recorded state), `freeze --at` every recorded point at
+the end, `diff --files` between consecutive points, and between every pair of points in one
+sequence in four (VENVTX_MODEL_ALL_PAIRS=1: in every one); two points have the same state id
+exactly when their listings are equal.
 
 The steps of a sequence are drawn as it goes from its seed and the state the model is in, so a
 failure names a seed that reproduces it with the same binary, and the exact step list, which
@@ -23,12 +33,13 @@ VENVTX_MODEL_REPLAY runs again. Each sequence has its own temp dir, kept when it
 Run as root, one sequence in 8 (seeds 5, 13, 21, ...) keeps its store on another filesystem (a
 tmpfs the test mounts, `--store` on every call): every capture and restore crosses filesystems.
 
-Environment: VENVTX_MODEL_SEQUENCES (default 200), VENVTX_MODEL_JOBS (worker threads, default 2),
+Environment: VENVTX_MODEL_SEQUENCES (default 200), VENVTX_MODEL_ALL_PAIRS, VENVTX_MODEL_JOBS (worker threads, default 2),
 VENVTX_MODEL_SEED (run just that seed), VENVTX_MODEL_REPLAY (a JSON list of steps, as a failure
 prints them: replays exactly those steps), VENVTX_MODEL_EXTERNAL (`all`: every sequence with its
 store on the tmpfs; `none`: no sequence).
 """
 import base64
+import csv
 import hashlib
 import json
 import os
@@ -174,6 +185,90 @@ def pip(venv, *args, env):
                           capture_output=True, text=True, env=env, timeout=300)
 
 
+def normalized(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def own_listing(venv):
+    """{normalized name: (version, installer, dist-info name, sha256 of RECORD, {path: (hash,
+    size)})}, read by the test from the dist-infos (not by venvtx)."""
+    site = Fixture.site_packages(venv)
+    listing = {}
+    for entry in sorted(os.listdir(site)):
+        info = os.path.join(site, entry)
+        if not entry.endswith(".dist-info") or not os.path.isdir(info):
+            continue
+        with open(os.path.join(info, "METADATA"), encoding="utf-8") as f:
+            headers = dict(line.split(": ", 1) for line in f.read().split("\n\n")[0].splitlines() if ": " in line)
+        installer = ""
+        if os.path.exists(os.path.join(info, "INSTALLER")):
+            with open(os.path.join(info, "INSTALLER")) as f:
+                text = f.read()
+                installer = text.splitlines()[0] if text else ""
+        with open(os.path.join(info, "RECORD"), "rb") as f:
+            record = f.read()
+        files = {}
+        for row in csv.reader(record.decode().splitlines()):
+            if row:
+                files[row[0]] = (row[1], row[2])
+        listing[normalized(headers["Name"])] = (headers["Version"], installer, entry,
+                                                hashlib.sha256(record).hexdigest(), files)
+    return listing
+
+
+def listing_key(listing):
+    return {name: fields[:4] for name, fields in listing.items()}
+
+
+def listing_diff(one, other):
+    """[(name, version before or None, version after or None)] for each distribution that differs."""
+    a, b = listing_key(one), listing_key(other)
+    return sorted((name, a[name][0] if name in a else None, b[name][0] if name in b else None)
+                  for name in set(a) | set(b) if a.get(name) != b.get(name))
+
+
+def file_flags(one, other):
+    """[(flag, RECORD path)] of the distributions that differ: + added, - removed, c changed."""
+    flags = []
+    a, b = listing_key(one), listing_key(other)
+    for name in set(a) | set(b):
+        if a.get(name) == b.get(name):
+            continue
+        before = one[name][4] if name in one else {}
+        after = other[name][4] if name in other else {}
+        flags += [("-", p) for p in before if p not in after]
+        flags += [("+", p) for p in after if p not in before]
+        flags += [("c", p) for p in before if p in after and before[p] != after[p]]
+    return sorted(flags)
+
+
+def change_text(change):
+    before, after = change["before"], change["after"]
+    if before is not None and before == after:
+        return "%s %s (files changed)" % (change["name"], after)
+    return "%s %s → %s" % (change["name"], before or "∅", after or "∅")
+
+
+def log_line(t):
+    """A `venvtx log` line, from the entry's JSON."""
+    line = "%4d %s %-11s  %-8s  %s  %s@%s  " % (t["id"], ">" if t["kind"] == "outside" else " ", t["state"], t["kind"],
+                                           t["started_at"], t["user"], t["host"])
+    packages = t["packages"]
+    line += ", ".join(change_text(p) for p in packages[:3])
+    if len(packages) > 3:
+        line += " and %d more" % (len(packages) - 3)
+    note = (t.get("details") or {}).get("note", "")
+    if note:
+        line += (" " if packages else "") + "(%s)" % note
+    elif not packages:
+        line += "-"
+    if t.get("undoes") and not note:
+        line += " (undoes %d)" % t["undoes"]
+    if t.get("undone_by"):
+        line += " (undone by %d)" % t["undone_by"]
+    return line
+
+
 class Fixture:
     """Wheels, the template venv (base + alpha/beta/gamma 1.0, real pip), the base tree and the
     subtree each (distribution, version) adds to it."""
@@ -211,6 +306,7 @@ class Fixture:
         # share/ exists before any test wheel puts data there, so no distribution's removal
         # depends on who deletes a directory it leaves empty (pip leaves share/, venvtx not).
         os.makedirs(os.path.join(self.template, "share"))
+        os.makedirs(os.path.join(self.template, "etc"))  # where a user's edit step writes
         with open(os.path.join(self.template, "share", "venvtx-model.txt"), "w") as f:
             f.write("base venv of test_model\n")
         base_venv = os.path.join(self.root, "base")
@@ -288,7 +384,8 @@ def fixture():
 # ---------------------------------------------------------------------------------------------
 # The model
 
-COMPARED_PACKAGES = ("committed", "undone")  # what a failed or refused transaction records is not modelled
+# what a failed or refused transaction records is not modelled; an outside entry's changes are
+COMPARED_PACKAGES = ("committed", "undone", "recorded")
 
 
 class Tx:
@@ -303,18 +400,23 @@ class Tx:
     def copy(self):
         return Tx(self.id, self.kind, self.state, self.undone_by, self.undoes, self.packages, self.stamp)
 
+    def transaction(self):
+        return self.state != "recorded"  # outside changes, stamps and runs are entries, not transactions
+
 
 class Model:
-    """installed: {distribution: version}; txs: the transactions, oldest first; touched: how
-    often each distribution was changed outside venvtx."""
+    """installed: {distribution: version}; txs: the history's entries, oldest first; touched: how
+    often each distribution was changed outside venvtx; extra: files a user wrote, by path, as
+    support.tree_hash lists them (no transaction touches them)."""
 
-    def __init__(self, installed, txs=(), touched=()):
+    def __init__(self, installed, txs=(), touched=(), extra=()):
         self.installed = dict(installed)
         self.txs = [t.copy() for t in txs]
         self.touched = dict(touched)
+        self.extra = dict(extra)
 
     def copy(self):
-        return Model(self.installed, self.txs, self.touched)
+        return Model(self.installed, self.txs, self.touched, self.extra)
 
     def next_id(self):
         return max((t.id for t in self.txs), default=0) + 1
@@ -327,16 +429,18 @@ class Model:
         return [project(t.id, t.kind, t.state, t.undone_by, t.packages) for t in reversed(self.txs)]
 
     # transitions
-    def commit(self, kind, packages, undoes=None):
+    def commit(self, kind, packages, undoes=None, undoes_too=()):
         m = self.copy()
         tid = m.next_id()
         stamp = tuple(sorted(m.touched.items()))
         if undoes is not None:
             target = m.tx(undoes)
-            if target.kind == "rollback":  # undoing a rollback redoes what it had undone
-                redone = m.tx(target.undoes)
-                redone.state, redone.undone_by, redone.stamp = "committed", None, stamp
-            target.state, target.undone_by = "undone", tid
+            if target.kind == "rollback":  # undoing a rollback redoes all it had undone
+                for redone in m.txs:
+                    if redone.undone_by == target.id:
+                        redone.state, redone.undone_by, redone.stamp = "committed", None, stamp
+            for undone in [target] + [m.tx(i) for i in undoes_too]:
+                undone.state, undone.undone_by = "undone", tid
         m.txs.append(Tx(tid, kind, "committed", None, undoes, tuple(sorted(packages)), stamp))
         for name, _before, after in packages:
             if after is None:
@@ -352,12 +456,21 @@ class Model:
 
     def outside(self, name, version, force=False):
         m = self.copy()
-        if force or m.installed.get(name) != version:  # pip does nothing for a version already there
+        before = m.installed.get(name)
+        if force or before != version:  # pip does nothing for a version already there
             m.touched[name] = m.touched.get(name, 0) + 1
         if version is None:
             m.installed.pop(name, None)
         else:
             m.installed[name] = version
+        if before != version:  # the next venvtx command records it, once
+            m.txs.append(Tx(m.next_id(), "outside", "recorded", packages=((name, before, version),)))
+        return m
+
+    def entry(self, kind):
+        """A stamp or a tracked run: recorded, nothing changed."""
+        m = self.copy()
+        m.txs.append(Tx(m.next_id(), kind, "recorded", packages=()))
         return m
 
     # rollback targets
@@ -372,8 +485,8 @@ class Model:
             found = [t for t in reversed(self.txs)
                      if t.state == "committed" and t.undone_by is None and t.kind == "rollback"
                      and self.tx(t.undoes).kind != "rollback"][:1]
-        else:  # rollback_to
-            if not any(t.id == op[1] for t in self.txs):
+        else:  # rollback_to: any entry, or 0 (before the first)
+            if op[1] != 0 and not any(t.id == op[1] for t in self.txs):
                 return 2, []
             found = [t for t in reversed(self.txs) if t.id > op[1] and self.undoable(t)]
         return (2 if not found else None), found
@@ -401,6 +514,16 @@ class Prediction:
 def refusal(model, kind):
     """Nothing changed; the refused transaction may be on record, but never as committed."""
     return [model, model.failed(kind, "aborted"), model.failed(kind, "rolled_back")]
+
+
+def combined_packages(targets):
+    """What one rollback of `targets` (newest first) records: per distribution, from the newest
+    one's after-version to the oldest one's before-version, where they differ."""
+    found = {}
+    for target in targets:
+        for name, before, after in target.packages:
+            found.setdefault(name, [name, after, before])[2] = before
+    return [tuple(change) for change in found.values() if change[1] != change[2]]
 
 
 def interleave(chain, kind):
@@ -447,6 +570,9 @@ def predict(model, op):
                     possible = True
             chain.append(current.commit("rollback", [(n, a, b) for n, b, a in target.packages],
                                         undoes=target.id))
+        if len(targets) > 1:  # rollback --to: one transaction
+            chain = [model, model.commit("rollback", combined_packages(targets), undoes=targets[0].id,
+                                         undoes_too=[t.id for t in targets[1:]])]
         outcomes, kills = [], []
         if not definite:
             outcomes.append((0, chain[-1]))
@@ -461,6 +587,11 @@ def predict(model, op):
     if verb == "outside_reinstall":  # the same version rewritten: new inodes, same bytes
         after = model.outside(op[1], model.installed.get(op[1], VERSIONS[0]), force=True)
         return Prediction([(0, after)], [after])
+    if verb in ("stamp", "exec"):
+        after = model.entry(verb)
+        return Prediction([(0, after)], [after])
+    if verb == "edit":
+        return Prediction([(0, model)], [model])  # Sequence.run_step adds the file to model.extra
     if verb == "outside_remove":
         after = model.outside(op[1], None)
         return Prediction([(0, after)], [after])
@@ -482,7 +613,7 @@ def choose_step(rng, model):
     missing = [name for name in PACKAGES if name not in model.installed]
     undo_names = sorted({name for verb in (["rollback"], ["redo"])
                          for t in model.rollback_targets(verb)[1] for name, _b, _a in t.packages})
-    to_ids = [t.id for t in model.txs if predict(model, ["rollback_to", t.id]).rc != 2]
+    to_ids = [i for i in [0] + [t.id for t in model.txs] if predict(model, ["rollback_to", i]).rc != 2]
 
     def version():
         return BAD_VERSION if rng.random() < 0.06 else rng.choice(VERSIONS)
@@ -523,6 +654,9 @@ def choose_step(rng, model):
                      else len(model.txs) + 7]),
         (9, outside),
         (16, kill),
+        (2, lambda: ["stamp"]),
+        (2, lambda: ["exec"]),
+        (2, lambda: ["edit", rng.randint(1, 1000)]),
     ]
     roll = rng.random() * sum(weight for weight, _ in options)
     for weight, make in options:
@@ -553,6 +687,8 @@ class Sequence:
         self.transcript = []
         self.killed = 0
         self.exit_codes = {}
+        self.points = {}  # entry id -> (the test's listing when it was recorded, its state id)
+        self.listing = None  # the test's listing after the last step
 
     def venvtx(self, *args, env=None):
         """The binary may be replaced under us by a rebuild: a launch that fails (nothing ran)
@@ -591,27 +727,82 @@ class Sequence:
             return ["rollback", "--redo"]
         if verb == "rollback_to":
             return ["rollback", "--to", str(op[1])]
+        if verb == "stamp":
+            return ["stamp", "--comment", "step %d" % len(self.done)]
+        if verb == "exec":
+            return ["exec", "--", os.path.join(self.venv, "bin", "python"), "-c", "import sys"]
         raise AssertionError(op)
 
     def observe(self):
+        self.check_status()
         proc = self.venvtx("--json", "log")
         if proc.returncode != 0:
             self.fail("`venvtx --json log` exited %d: %s" % (proc.returncode, proc.stderr.strip()))
         try:
-            log = project_actual(json.loads(proc.stdout))
+            entries = json.loads(proc.stdout)
+            log = project_actual(entries)
         except ValueError as error:
             self.fail("`venvtx --json log` printed no JSON (%s): %r" % (error, proc.stdout[:500]))
-        self.check_text_log(json.loads(proc.stdout))
+        self.check_text_log(entries)
+        listing = own_listing(self.venv)
+        for entry in entries:  # the entries this step added were recorded at this listing
+            if entry["id"] not in self.points:
+                self.points[entry["id"]] = (listing, entry["state_after"] or entry["state_before"])
+        self.listing = listing
         return venv_state(self.venv, self.fx.template), log
 
+    def check_status(self):
+        """`status` names what differs from the last recorded state: after plain pip, the test's
+        own listing after the previous step against the one now; after anything else, nothing
+        (venvtx recorded the state it left, or nothing changed)."""
+        proc = self.venvtx("--json", "status")
+        if self.listing is None or not self.points:
+            return
+        if proc.returncode != 0:
+            self.fail("`venvtx --json status` exited %d: %s" % (proc.returncode, proc.stderr.strip()))
+        status = json.loads(proc.stdout)
+        outside = self.done[-1][0].startswith("outside_")
+        expected = listing_diff(self.listing, own_listing(self.venv)) if outside else []
+        actual = sorted((d["name"], d["before"], d["after"]) for d in status["dists"])
+        if actual != expected or status["changed"] != bool(expected):
+            self.fail("`venvtx status` says %s (changed: %s), the test's listings %s" % (actual, status["changed"], expected))
+
+    def check_history(self):
+        """At the end: `freeze --at` each recorded point, `diff --files` between points, and
+        state ids, against the test's own listings."""
+        ids = sorted(self.points)
+        for point in ids:
+            listing, state = self.points[point]
+            proc = self.venvtx("--json", "freeze", "--at", str(point))
+            frozen = json.loads(proc.stdout) if proc.returncode == 0 else {}
+            got = {d["normalized"]: (d["version"], d["installer"], os.path.basename(d["dist_info"]), d["record"])
+                   for d in frozen.get("dists", [])}
+            if proc.returncode != 0 or got != listing_key(listing) or frozen["state"] != state:
+                self.fail("`venvtx freeze --at %d` (exit %d) says %s, the test listed %s there"
+                          % (point, proc.returncode, got, listing_key(listing)))
+        everything = os.environ.get("VENVTX_MODEL_ALL_PAIRS") == "1" or (self.seed or 0) % 4 == 0
+        pairs = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]] if everything else list(zip(ids, ids[1:]))
+        for a, b in pairs:
+            (one, state_a), (other, state_b) = self.points[a], self.points[b]
+            if (state_a == state_b) != (listing_key(one) == listing_key(other)):
+                self.fail("points %d and %d: state ids %s and %s, yet the test's listings are %s"
+                          % (a, b, state_a[:12], state_b[:12], "equal" if listing_key(one) == listing_key(other)
+                             else "different"))
+            proc = self.venvtx("--json", "diff", str(a), str(b), "--files")
+            if proc.returncode != 0:
+                self.fail("`venvtx diff %d %d --files` exited %d: %s" % (a, b, proc.returncode, proc.stderr.strip()))
+            diff = json.loads(proc.stdout)
+            dists = sorted((d["name"], d["before"], d["after"]) for d in diff["dists"])
+            files = sorted((f["flag"], f["path"]) for f in diff["files"])
+            if dists != listing_diff(one, other) or files != file_flags(one, other):
+                self.fail("`venvtx diff %d %d --files` says %s %s, the test's listings %s %s"
+                          % (a, b, dists, files[:20], listing_diff(one, other), file_flags(one, other)[:20]))
+
     def check_text_log(self, transactions):
-        """`venvtx -q log` says what the JSON says: one line per transaction, newest first."""
+        """`venvtx -q log` says what the JSON says: one line per entry, newest first."""
         proc = self.venvtx("-q", "log")
         lines = proc.stdout.splitlines()
-        expected = ["%4d  %-11s  %-8s  %s %s%s%s" % (
-            t["id"], t["state"], t["kind"], t["started_at"], ", ".join(p["name"] for p in t["packages"]) or "-",
-            " (undoes %d)" % t["undoes"] if t.get("undoes") else "",
-            " (undone by %d)" % t["undone_by"] if t.get("undone_by") else "") for t in transactions]
+        expected = [log_line(t) for t in transactions]
         if proc.returncode != 0 or lines != expected:
             self.fail("`venvtx log` (exit %d) does not say what `--json log` says:\n%s\nexpected:\n%s"
                       % (proc.returncode, proc.stdout, "\n".join(expected)))
@@ -639,14 +830,25 @@ class Sequence:
         """The venv and the log match one of `candidates` (the first is the likeliest)."""
         tree, log = self.observe()
         for model in candidates:
-            if model.log() == log and self.fx.expected_tree(model.installed) == tree:
+            if model.log() == log and self.expected_tree(model) == tree:
                 return model
         first = candidates[0]
-        self.fail(what, (first, self.fx.expected_tree(first.installed)), (tree, log))
+        self.fail(what, (first, self.expected_tree(first)), (tree, log))
+
+    def expected_tree(self, model):
+        return dict(self.fx.expected_tree(model.installed), **model.extra)
 
     def run_step(self, model, step):
         self.done.append(step)
         verb = step[0]
+        if verb == "edit":  # a user's file, outside every distribution: no entry, no transaction
+            rel = os.path.join("etc", "user-notes.txt")
+            with open(os.path.join(self.venv, rel), "w") as f:
+                f.write("edit %d\n" % step[1])
+            model = model.copy()
+            model.extra.update({p: h for p, h in tree_hash(self.venv).items() if p in (rel, "etc")})
+            self.transcript.append("edit %s" % rel)
+            return self.check([model], "after a user's edit")
         if verb.startswith("outside_"):
             if verb == "outside_install":
                 proc = pip(self.venv, "install", *self.fx.pip_args("%s==%s" % (step[1], step[2])), env=self.env)
@@ -689,20 +891,25 @@ class Sequence:
             tree, log = self.observe()
             self.fail("exit code %d, the model says %s" % (
                 proc.returncode, " or ".join(sorted({str(rc) for rc, _ in prediction.outcomes}))),
-                (prediction.model, self.fx.expected_tree(prediction.model.installed)), (tree, log))
+                (prediction.model, self.expected_tree(prediction.model)), (tree, log))
         return self.check(candidates, "after exit code %d" % proc.returncode)
 
     def run(self):
         model = Model({name: "1.0" for name in PACKAGES})
         self.check([model], "the fresh copy")
+        # A stamp first: the history starts here, so every change made outside venvtx after it
+        # is on record (before a venv has a store, there is no history to record it in).
+        model = self.run_step(model, ["stamp"])
         if self.steps is not None:
             for step in self.steps:
                 model = self.run_step(model, step)
+            self.check_history()
         else:
             rng = random.Random(self.seed)
             self.length = rng.randint(3, 6)
             for _ in range(self.length):
                 model = self.run_step(model, choose_step(rng, model))
+        self.check_history()
         if self.store and os.path.exists(os.path.join(self.venv, ".venvtx")):
             self.fail("a store was made in the venv, not where --store put it (%s)" % self.store)
         shutil.rmtree(self.tmp, ignore_errors=True)

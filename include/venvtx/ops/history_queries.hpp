@@ -15,7 +15,7 @@ namespace venvtx {
 // records the difference as an outside entry).
 struct StatusReport {
     std::optional<std::string> last_state;  // nullopt: no history yet
-    std::optional<std::string> last_seen;
+    std::optional<std::string> last_recorded_at;
     VenvState now;
     StateDiff diff;
 };

@@ -1,4 +1,6 @@
-// `venvtx rollback [--to TX]`: undo the newest transaction not yet undone, or every one after TX.
+// `venvtx rollback [TX | --to N | --redo]`: undo the newest transaction not yet undone; or one
+// older transaction alone, when nothing it touched changed since; or every transaction after
+// entry N (0: all) as one transaction, probed once, all or nothing.
 #pragma once
 
 #include "venvtx/txn/context.hpp"
@@ -9,6 +11,7 @@
 namespace venvtx {
 
 struct RollbackOptions {
+    std::optional<std::int64_t> tx;  // undo this one alone
     std::optional<std::int64_t> to;
     bool redo = false;  // undo the newest rollback instead
     MutationOptions mutation;

@@ -91,19 +91,18 @@ public:
     // SQL transaction. Entry ids are filled in.
     std::int64_t begin(const std::string& kind, const nlohmann::json& argv,
                        const std::vector<PackageChange>& packages, std::vector<Entry>& entries,
-                       std::optional<std::int64_t> undoes = std::nullopt);
+                       std::optional<std::int64_t> undoes = std::nullopt,
+                       const std::optional<nlohmann::json>& details = std::nullopt);
     // An entry in state 'recorded' (see RecordedEntry); its states become the last recorded.
     std::int64_t record(const RecordedEntry& entry);
     // How the venv's state id is read (state/observe.hpp): each transaction records the state
     // at its start and, once final (committed, rolled back, aborted), at its end. Without an
     // observer (a read-only command) no state is recorded.
     void observe_states_with(std::function<std::optional<std::string>()> observer);
-    // The newest state recorded, and when the venv was last seen in it (settings rows).
+    // The newest state recorded, and when (venv_facts rows).
     std::optional<std::string> last_state();
-    std::optional<std::string> last_seen();
-    // The venv was seen, unchanged, now.
-    void note_seen();
-    // The venv was seen in `state` now (the first state a store records: no entry).
+    std::optional<std::string> last_recorded_at();
+    // The venv is in `state` now (also the first state a store sees: its baseline, no entry).
     void note_last_state(const std::string& state);
     // An aborted transaction that changed nothing (e.g. the baseline probe failed).
     std::int64_t record_aborted(const std::string& kind, const nlohmann::json& argv,
@@ -122,8 +121,9 @@ public:
     // `moved_out`: objects the transaction moved into the venv, no longer stored (forgotten);
     // so are the pending captures of `undoes` (a rollback renamed them back). A redo hashed
     // what it captured: a redone transaction's before-states left unhashed take those hashes.
+    // `undone_too`: older transactions undone by the same rollback (rollback --to), marked so too.
     void commit(std::int64_t id, std::optional<std::int64_t> undoes,
-                const std::vector<std::string>& moved_out = {});
+                const std::vector<std::string>& moved_out = {}, const std::vector<std::int64_t>& undone_too = {});
     // Stores the objects of `entries` (before/after), their progress and the captures left
     // unhashed, in one SQL transaction.
     void save_entries(std::int64_t tx, const std::vector<Entry>& entries,
@@ -171,7 +171,7 @@ private:
     void write_state(std::int64_t id, TxState state, const std::optional<std::string>& message,
                      const std::optional<std::string>& state_after);
     std::optional<std::string> observe_now();
-    std::optional<std::string> setting(const char* name);
+    std::optional<std::string> venv_fact(const char* name);
     // One row of k_select_transaction; its packages too unless the caller reads them in bulk.
     TransactionRecord read_transaction(Statement& row, bool with_packages = true);
     std::optional<TransactionRecord> newest_where(const char* condition);

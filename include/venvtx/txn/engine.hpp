@@ -24,6 +24,10 @@ struct TransactionPlan {
     std::vector<PackageChange> packages;
     std::vector<Entry> entries;  // before: the path as it is now; after: what it must become
     std::optional<std::int64_t> undoes;
+    // Older transactions undone together with `undoes`, in this one transaction (rollback --to).
+    std::vector<std::int64_t> undoes_too;
+    // Recorded with the transaction (its `details`): what a rollback --to aimed at.
+    std::optional<nlohmann::json> details;
     // Replaces the default apply (capture by rename, then write the after-states), e.g. to run
     // an installer. Called once the transaction is journaled; it must leave every pre-image
     // findable by a restore (in staging under its entry id, or as an object in `new_objects`)

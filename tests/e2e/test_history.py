@@ -1,0 +1,242 @@
+"""The venv's history of states (issue 25): changes made outside venvtx as entries, stamps,
+tracked runs and what they loaded, status/diff/freeze, rollback --to as one transaction,
+rollback of one older transaction, and a store bound to its venv. Real pip, real ELF loading;
+trees compared with the tests' own hashing."""
+import os
+import subprocess
+import unittest
+
+from support import VENVTX, VenvTestCase, tree_hash
+
+CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
+
+
+class HistoryCase(VenvTestCase):
+    def setUp(self):
+        super().setUp()
+        self.use_story_wheels()
+
+    def pip(self, *args):
+        proc = subprocess.run([os.path.join(self.venv, "bin", "python"), "-m", "pip", *args],
+                              capture_output=True, text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def pip_install(self, *specs):
+        self.pip("install", "-q", *self.wheel_args[1:], *specs)
+
+    def log(self):
+        proc, entries = self.venvtx_json("log")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return entries
+
+    def installed(self):
+        """{normalized name: version} read from the dist-infos by this test, not by venvtx."""
+        found = {}
+        for entry in os.listdir(self.site):
+            if entry.endswith(".dist-info"):
+                with open(os.path.join(self.site, entry, "METADATA")) as metadata:
+                    fields = dict(line.split(": ", 1) for line in metadata.read().split("\n\n")[0].splitlines()
+                                  if ": " in line)
+                found[fields["Name"].lower().replace("_", "-").replace(".", "-")] = fields["Version"]
+        return found
+
+
+class TheIncident(HistoryCase):
+    """The story's question: were the cu13 libraries there during the fast run?"""
+
+    def test_a_run_then_plain_pip_changes(self):
+        run = subprocess.run([VENVTX, "--venv", self.venv, "exec", "--", os.path.join(self.venv, "bin", "python"),
+                              "-c", "import torch; print('fast run')"], capture_output=True, text=True, env=self.env)
+        # The run's own output and status, untouched.
+        self.assertEqual((run.returncode, run.stdout), (0, "fast run\n"), run.stderr)
+        self.pip("uninstall", "-q", "-y", *CU13)
+        self.assertEqual(self.venvtx("log").returncode, 0)  # a user looks: the removal is recorded here
+        self.pip_install("nvidia-cudnn-cu13", "nvidia-nccl-cu13")
+        entries = self.log()
+        outside = [e for e in entries if e["kind"] == "outside"]
+        self.assertEqual(len(outside), 2, entries)
+        removal, reinstall = outside[1], outside[0]  # newest first
+        self.assertEqual(sorted((p["name"], p["before"], p["after"]) for p in removal["packages"]),
+                         sorted((name, v, None) for name, v in zip(CU13, ["9.19.0.56", "0.8.1", "2.28.9", "3.4.5"])))
+        self.assertEqual(sorted((p["name"], p["before"], p["after"]) for p in reinstall["packages"]),
+                         [("nvidia-cudnn-cu13", None, "9.19.0.56"), ("nvidia-nccl-cu13", None, "2.28.9")])
+        self.assertEqual(reinstall["details"]["installers"], ["pip"])
+        for entry in outside:
+            self.assertEqual(entry["state"], "recorded")
+            self.assertTrue(entry["user"] and entry["host"] and entry["venvtx_version"], entry)
+        text = self.venvtx("log").stdout.splitlines()
+        marked = [line for line in text if " > " in line]
+        self.assertEqual(len(marked), 2, text)
+        self.assertIn("nvidia-nccl-cu13 ∅ → 2.28.9", marked[0])
+        # Running the log again records nothing more: each outside change appears once.
+        self.assertEqual(len(self.log()), len(entries))
+        run_id = [e for e in entries if e["kind"] == "exec"][0]["id"]
+        proc, diff = self.venvtx_json("diff", str(run_id), "now", "--libs")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lost = {item["library"] for item in diff["libraries"]["lost"]}
+        self.assertEqual(lost, {"libcusparseLt.so.0", "libnvshmem_host.so.3"})
+        text = self.venvtx("diff", str(run_id), "--libs").stdout
+        self.assertIn("lost: libcusparseLt.so.0 (nvidia-cusparselt-cu13 0.8.1)", text)
+        self.assertIn("nvidia-nvshmem-cu13: 3.4.5 → ∅", text)
+        proc, shown = self.venvtx_json("show", str(run_id))
+        mapped = {d["name"]: [os.path.basename(f) for f in d["files"]] for d in shown["details"]["dists"]}
+        self.assertEqual(mapped["nvidia-cusparselt-cu13"], ["libcusparseLt.so.0"])
+        self.assertEqual(mapped["nvidia-nvshmem-cu13"], ["libnvshmem_host.so.3"])
+        self.assertEqual(mapped["nvidia-nccl-cu13"], ["libnccl.so.2"])
+        self.assertEqual(mapped["nvidia-cudnn-cu13"], ["libcudnn.so.9"])
+        self.assertIn("libcusparseLt.so.0", self.venvtx("show", str(run_id)).stdout)
+
+
+class States(HistoryCase):
+    def test_returning_to_a_state_gives_its_id(self):
+        self.assertEqual(self.venvtx("stamp", "--comment", "start").returncode, 0)
+        first = self.log()[0]["state_after"]
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.assertNotEqual(self.log()[0]["state_after"], first)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertEqual(self.log()[0]["state_after"], first)
+        # And by plain pip: removed, then installed again from the same wheel.
+        self.pip("uninstall", "-q", "-y", "flash-attn")
+        self.venvtx("log")
+        self.pip_install("flash-attn")
+        proc, stamp = self.venvtx_json("stamp")
+        self.assertEqual((stamp["kind"], stamp["state"]), ("stamp", first))
+
+    def test_status_diff_and_freeze_against_the_tests_own_listing(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        at_stamp = self.installed()
+        self.assertEqual(self.venvtx("status", "--exit-code").returncode, 0)
+        self.pip("uninstall", "-q", "-y", "sglang")
+        self.pip_install("torch==2.12.0")
+        proc = self.venvtx("status", "--exit-code")
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertIn("torch: 2.11.0 → 2.12.0", proc.stdout)
+        self.assertIn("sglang: 0.5.5 → ∅", proc.stdout)
+        proc, frozen = self.venvtx_json("freeze", "--at", "1")
+        self.assertEqual({d["normalized"]: d["version"] for d in frozen["dists"]}, at_stamp)
+        lines = self.venvtx("freeze", "--at", "1").stdout.split()
+        self.assertEqual(len(lines), len(at_stamp))
+        self.assertIn("torch==2.11.0", lines)
+        now = self.installed()
+        proc, diff = self.venvtx_json("diff", "1", "now", "--files")
+        changed = {d["name"]: (d["before"], d["after"]) for d in diff["dists"]}
+        expected = {name: (at_stamp.get(name), now.get(name)) for name in set(at_stamp) | set(now)
+                    if at_stamp.get(name) != now.get(name)}
+        self.assertEqual(changed, expected)
+        flags = {(f["flag"], f["path"]) for f in diff["files"]}
+        self.assertIn(("-", "sglang/__init__.py"), flags)
+        self.assertIn(("+", "torch-2.12.0.dist-info/METADATA"), flags)
+        # The outside change was recorded by `diff` itself, once: 1^ .. 2 is the same diff.
+        proc, again = self.venvtx_json("diff", "1", "2")
+        self.assertEqual(again["dists"], diff["dists"])
+        self.assertEqual(self.venvtx("status", "--exit-code").returncode, 0)
+
+    def test_points_that_do_not_resolve_are_one_line_errors(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        for point in ("x", "99", "@yesterday", "@-1y", "1^^"):
+            self.assertOneLineError(self.venvtx("diff", point), 2)
+
+    def test_time_points(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        proc = self.venvtx("diff", "@-1h")
+        self.assertOneLineError(proc, 2)  # nothing recorded that early
+        self.assertIn("no state that early", proc.stderr)
+        proc, diff = self.venvtx_json("diff", "@-0s", "now")  # the newest state recorded by now
+        self.assertEqual(diff["dists"], [])
+        proc, diff = self.venvtx_json("diff", "0", "now")
+        self.assertEqual([(d["name"], d["before"], d["after"]) for d in diff["dists"]], [("sglang", "0.5.5", None)])
+
+
+class RollbackTo(HistoryCase):
+    def prepared(self):
+        before = tree_hash(self.venv)
+        for args in (["remove", "sglang"], ["remove", "flash-attn"], ["remove", "nvidia-nvshmem-cu13", "--force"],
+                     ["install", "torch==2.12.0", *self.wheel_args]):
+            proc = self.venvtx(*args)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        return before
+
+    def test_a_failing_probe_leaves_the_venv_as_it_was_and_one_transaction(self):
+        self.prepared()
+        tree = tree_hash(self.venv)
+        count = len(self.log())
+        proc = self.venvtx("rollback", "--to", "1", "--no-baseline", "--probe", "import no_such_module")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+        entries = self.log()
+        self.assertEqual(len(entries), count + 1)
+        self.assertEqual((entries[0]["kind"], entries[0]["state"]), ("rollback", "rolled_back"))
+        self.assertEqual(entries[0]["details"]["undoes"], [4, 3, 2])
+        self.assertEqual([e["state"] for e in entries[1:5]], ["committed"] * 4)
+
+    def test_to_zero_and_to_a_middle_point(self):
+        before = self.prepared()
+        proc = self.venvtx("rollback", "--to", "2", "--no-baseline", "--probe", "import torch")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(self.log()[0]["state_after"], [e for e in self.log() if e["id"] == 2][0]["state_after"])
+        proc = self.venvtx("rollback", "--to", "0")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        states = {e["state"] for e in self.log() if e["id"] <= 4}
+        self.assertEqual(states, {"undone"})
+        # Redo: the rollback --to 0 undone, and 1 and 2 committed again.
+        self.assertEqual(self.venvtx("rollback", "--redo").returncode, 0)
+        by_id = {e["id"]: e for e in self.log()}
+        self.assertEqual([by_id[i]["state"] for i in (1, 2)], ["committed", "committed"])
+
+    def test_one_older_transaction_alone(self):
+        self.prepared()
+        tree = tree_hash(self.venv)
+        # tx 2 removed flash-attn, which nothing since touched.
+        proc = self.venvtx("rollback", "2")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("flash-attn", self.installed())
+        self.assertNotIn("sglang", self.installed())
+        self.assertEqual(self.installed()["torch"], "2.12.0")
+        # tx 3 removed nvshmem, which tx 4's install put back: refused, naming tx 4.
+        tree = tree_hash(self.venv)
+        proc = self.venvtx("rollback", "3")
+        self.assertOneLineError(proc, 6)
+        self.assertIn("tx 4 (install) changed", proc.stderr)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+
+    def test_a_rollback_across_an_outside_change_names_it(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.pip_install("sglang")
+        tree = tree_hash(self.venv)
+        proc = self.venvtx("rollback")
+        self.assertOneLineError(proc, 6)
+        self.assertIn("changed the venv outside venvtx (sglang ∅ → 0.5.5)", proc.stderr)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+
+
+class StoreBinding(HistoryCase):
+    def test_a_store_used_with_another_venv_is_refused(self):
+        store = os.path.join(self.tmp, "store")
+        other = os.path.join(self.tmp, "other")
+        subprocess.run(["cp", "-a", self.venv, other], check=True)
+        self.assertEqual(self.venvtx("--store", store, "remove", "sglang").returncode, 0)
+        other_tree = tree_hash(other)
+        with open(os.path.join(store, "index.sqlite"), "rb") as f:
+            index = f.read()
+        for args in (["rollback"], ["remove", "flash-attn"], ["log"], ["stamp"], ["recover"]):
+            proc = subprocess.run([VENVTX, "--venv", other, *args], capture_output=True, text=True,
+                                  env=dict(self.env, VENVTX_STORE=store))
+            self.assertOneLineError(proc, 2)
+            self.assertIn("belongs to the venv " + os.path.realpath(self.venv), proc.stderr)
+        self.assertTreeEqual(other_tree, tree_hash(other))
+        with open(os.path.join(store, "index.sqlite"), "rb") as f:
+            self.assertEqual(f.read(), index)
+
+    def test_a_venv_moved_with_its_own_store_keeps_it(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        moved = os.path.join(self.tmp, "moved")
+        os.rename(self.venv, moved)
+        self.venv = moved
+        proc = self.venvtx("log")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
