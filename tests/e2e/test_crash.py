@@ -158,6 +158,22 @@ class FailpointSweep(SweepCase):
         self.sweep(template, ["rollback", "--redo"], 0, "committed", verify_after=True)
 
 
+class HistorySweep(SweepCase):
+    """Rollbacks that issue 25 made one transaction: --to N over several, and one older
+    transaction alone."""
+    SETUP = (["remove", "sglang"], ["remove", "flash-attn", "--preview", "never"],
+             ["remove", "flashinfer-python", "--preview", "never"])
+
+    def test_rollback_to_one_transaction(self):
+        template = self.prepare(*self.SETUP)
+        self.sweep(template, ["rollback", "--to", "1", "--no-baseline", "--probe", "import torch"], 0, "committed",
+                   verify_after=True)
+
+    def test_rollback_of_an_older_transaction_alone(self):
+        template = self.prepare(*self.SETUP)
+        self.sweep(template, ["rollback", "2"], 0, "committed", verify_after=True)
+
+
 class CommandSweep(SweepCase):
     """Around an external command (install and run share the code): touch capture (the
     default) at sampled steps; link capture at sampled steps of a run and of a pip
