@@ -22,6 +22,15 @@ CREATE TABLE dist_facts (
     dist TEXT NOT NULL           -- one element of states.dists
 );
 
+-- What `status --files` found: per dist-info, the InodeKey of each RECORD-listed file (in
+-- RECORD's order, 40 bytes each, zeros where unknown) when its bytes matched RECORD's hash,
+-- valid for that RECORD (`record`, its sha256). A file whose key is unchanged is not read again.
+CREATE TABLE record_checks (
+    dist_info TEXT PRIMARY KEY,
+    record TEXT NOT NULL,
+    keys BLOB NOT NULL
+);
+
 -- transactions gains the kinds that record without changing the venv: 'outside' (a change
 -- made by something else, found at a command's start), 'stamp' and 'exec' (a tracked run);
 -- these are in state 'recorded'. Every entry names the states before and after it, who ran

@@ -1,4 +1,4 @@
-// venvtx status [--exit-code]
+// venvtx status [--files] [--untracked] [--exit-code]
 #include "command.hpp"
 
 #include "venvtx/ops/history_queries.hpp"
@@ -8,37 +8,62 @@
 
 namespace venvtx::cli {
 
+namespace {
+
+struct StatusFlags {
+    bool files = false;
+    bool untracked = false;
+    bool exit_code = false;
+};
+
+} // namespace
+
 Command register_status(CLI::App& parent) {
-    auto exit_code = std::make_shared<bool>(false);
+    auto flags = std::make_shared<StatusFlags>();
     CLI::App* app = parent.add_subcommand(
         "status", "what differs from the venv's last recorded state (a change made outside venvtx)");
-    app->add_flag("--exit-code", *exit_code, "exit 1 when anything differs");
-    return {app, [exit_code](const GlobalOptions& global) {
+    app->add_flag("--files", flags->files, "also each RECORD-listed file that is not as RECORD says");
+    app->add_flag("--untracked", flags->untracked, "also each file in site-packages that no RECORD lists");
+    app->add_flag("--exit-code", flags->exit_code, "exit 1 when anything differs");
+    return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
-                StatusReport report = venv_status(context);
-                bool differs = !report.last_state || *report.last_state != report.now.id;
+                StatusReport report = venv_status(context, flags->files, flags->untracked);
+                bool changed = !report.last_state || *report.last_state != report.now.id;
+                bool differs = changed || !report.files.empty();
                 if (out.json()) {
                     nlohmann::json json = state_diff_json({"last", report.last_state.value_or(""), std::nullopt},
                                                           {"now", report.now.id, std::nullopt}, report.diff, false,
                                                           false);
-                    json["changed"] = differs;
+                    json["changed"] = changed;
                     json["last_recorded_at"] = report.last_recorded_at ? nlohmann::json(*report.last_recorded_at) : nlohmann::json();
+                    if (flags->files || flags->untracked) {
+                        json["files"] = nlohmann::json::array();
+                        for (const auto& file : report.files) {
+                            json["files"].push_back({{"what", file.what}, {"path", file.path}, {"dist", file.dist}});
+                        }
+                    }
                     out.document(json);
-                } else if (!report.last_state) {
-                    out.verdict("no state recorded yet: state now " + short_state_id(report.now.id));
-                } else if (!differs) {
-                    out.verdict("unchanged since " + report.last_recorded_at.value_or("the last command") + ": state " +
-                                short_state_id(report.now.id));
+                    return differs && flags->exit_code ? 1 : 0;
+                }
+                std::string text;
+                if (!report.last_state) {
+                    text = "no state recorded yet: state now " + short_state_id(report.now.id);
+                } else if (!changed) {
+                    text = "unchanged since " + report.last_recorded_at.value_or("the last command") + ": state " +
+                           short_state_id(report.now.id);
                 } else {
-                    std::string text = "changed outside venvtx since " + report.last_recorded_at.value_or("the last command") +
-                                       " (the next venvtx command records it):";
+                    text = "changed outside venvtx since " + report.last_recorded_at.value_or("the last command") +
+                           " (the next venvtx command records it):";
                     for (const auto& line : dist_diff_lines(report.diff)) {
                         text += "\n  " + line;
                     }
-                    out.verdict(text);
                 }
-                return differs && *exit_code ? 1 : 0;
+                for (const auto& file : report.files) {
+                    text += "\n  " + file.what + ": " + file.path + (file.dist.empty() ? "" : " (" + file.dist + ")");
+                }
+                out.verdict(text);
+                return differs && flags->exit_code ? 1 : 0;
             }};
 }
 

@@ -4,7 +4,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/file_text.hpp"
 
-#include <atomic>
+#include <condition_variable>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -72,7 +72,11 @@ public:
     Collector(std::string prefix, std::chrono::milliseconds interval)
         : m_prefix(std::move(prefix)), m_interval(interval), m_sampler([this] { sample_until_done(); }) {}
     ~Collector() {
-        m_done = true;
+        {
+            std::lock_guard<std::mutex> guard(m_mutex);
+            m_done = true;
+        }
+        m_wake.notify_all();
         m_sampler.join();
     }
     void add(pid_t pid) {
@@ -102,16 +106,13 @@ public:
 
 private:
     void sample_until_done() {
-        auto next = std::chrono::steady_clock::now();
-        while (!m_done) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-            if (std::chrono::steady_clock::now() < next) {
-                continue;
-            }
-            next = std::chrono::steady_clock::now() + m_interval;
+        for (;;) {
             std::set<pid_t> live;
             {
-                std::lock_guard<std::mutex> guard(m_mutex);
+                std::unique_lock<std::mutex> lock(m_mutex);
+                if (m_wake.wait_for(lock, m_interval, [this] { return m_done; })) {
+                    return;
+                }
                 live = m_live;
             }
             std::set<std::string> found;
@@ -125,8 +126,9 @@ private:
 
     std::string m_prefix;
     std::chrono::milliseconds m_interval;
-    std::atomic<bool> m_done{false};
+    bool m_done = false;
     std::mutex m_mutex;
+    std::condition_variable m_wake;
     std::set<pid_t> m_live;
     std::set<pid_t> m_seen;
     std::set<std::string> m_mapped;

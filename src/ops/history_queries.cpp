@@ -9,7 +9,7 @@
 
 namespace venvtx {
 
-StatusReport venv_status(const Context& context) {
+StatusReport venv_status(const Context& context, bool files, bool untracked) {
     StatusReport report;
     if (!Store::exists(context.store_root)) {
         throw usage_error("no venvtx history yet in " + context.store_root.string() +
@@ -23,6 +23,13 @@ StatusReport venv_status(const Context& context) {
     std::optional<VenvState> last = report.last_state ? load_state(store.db(), *report.last_state) : std::nullopt;
     if (last) {
         report.diff = diff_states(store.db(), *last, report.now, false, false);
+    }
+    if (files) {
+        report.files = check_record_files(context.layout, store.db(), report.now);
+    }
+    if (untracked) {
+        auto found = untracked_files(context.layout, store.db(), report.now);
+        report.files.insert(report.files.end(), found.begin(), found.end());
     }
     return report;
 }

@@ -72,6 +72,17 @@ void Statement::reset() {
 
 std::int64_t Statement::integer(int column) const { return sqlite3_column_int64(m_stmt, column); }
 
+Statement& Statement::bind_blob(int index, const std::string& bytes) {
+    sqlite3_bind_blob(m_stmt, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+    return *this;
+}
+
+std::string Statement::blob(int column) const {
+    const void* value = sqlite3_column_blob(m_stmt, column);
+    return value ? std::string(static_cast<const char*>(value), static_cast<size_t>(sqlite3_column_bytes(m_stmt, column)))
+                 : std::string();
+}
+
 std::string Statement::text(int column) const {
     const unsigned char* value = sqlite3_column_text(m_stmt, column);
     return value ? std::string(reinterpret_cast<const char*>(value),

@@ -255,7 +255,7 @@ class ConventionalCli(VenvTestCase):
     def test_numbers_out_of_range_read_plainly(self):
         for args, words in ((["log", "-n", "0"], "1 or more"),
                             (["remove", "sglang", "--probe-timeout", "0"], "above 0"),
-                            (["rollback", "--to", "99999999999999999999"], "not a transaction id"),
+                            (["rollback", "--to", "99999999999999999999"], "not an entry id"),
                             (["show", "0"], "not a transaction id")):
             before = tree_hash(self.venv)
             proc = self.venvtx(*args)

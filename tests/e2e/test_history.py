@@ -2,8 +2,10 @@
 tracked runs and what they loaded, status/diff/freeze, rollback --to as one transaction,
 rollback of one older transaction, and a store bound to its venv. Real pip, real ELF loading;
 trees compared with the tests' own hashing."""
+import json
 import os
 import subprocess
+import time
 import unittest
 
 from support import VENVTX, VenvTestCase, tree_hash
@@ -130,6 +132,29 @@ class States(HistoryCase):
         proc, again = self.venvtx_json("diff", "1", "2")
         self.assertEqual(again["dists"], diff["dists"])
         self.assertEqual(self.venvtx("status", "--exit-code").returncode, 0)
+
+    def test_status_files_against_record(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        time.sleep(2.1)  # the copy's files settle: their keys are cached by the next check
+        proc, clean = self.venvtx_json("status", "--files", "--untracked")
+        self.assertEqual(clean["files"], [], clean)  # and every file's key is cached now
+        site = os.path.relpath(self.site, self.venv)
+        same_size = os.path.join(self.site, "sglang", "__init__.py")
+        with open(same_size, "r+b") as f:  # one byte, same size: only the hash can tell
+            first = f.read(1)
+            f.seek(0)
+            f.write(b"#" if first != b"#" else b"_")
+        os.unlink(os.path.join(self.site, "flash_attn", "__init__.py"))
+        with open(os.path.join(self.site, "stray.py"), "w") as f:
+            f.write("print('not from any wheel')\n")
+        proc = self.venvtx("--json", "status", "--files", "--untracked", "--exit-code")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        found = {(f["what"], f["path"]) for f in json.loads(proc.stdout)["files"]}
+        self.assertEqual(found, {("content", os.path.join(site, "sglang", "__init__.py")),
+                                 ("missing", os.path.join(site, "flash_attn", "__init__.py")),
+                                 ("untracked", os.path.join(site, "stray.py"))})
+        text = self.venvtx("status", "--files").stdout
+        self.assertIn("content: %s/sglang/__init__.py (sglang)" % site, text)
 
     def test_points_that_do_not_resolve_are_one_line_errors(self):
         self.assertEqual(self.venvtx("stamp").returncode, 0)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "venvtx/state/history_point.hpp"
+#include "venvtx/state/record_check.hpp"
 #include "venvtx/state/state_diff.hpp"
 #include "venvtx/txn/context.hpp"
 
@@ -18,8 +19,9 @@ struct StatusReport {
     std::optional<std::string> last_recorded_at;
     VenvState now;
     StateDiff diff;
+    std::vector<FileFinding> files;  // --files: not as RECORD says; --untracked: in no RECORD
 };
-StatusReport venv_status(const Context& context);
+StatusReport venv_status(const Context& context, bool files, bool untracked);
 
 struct PointDiff {
     HistoryPoint from;

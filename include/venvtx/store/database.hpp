@@ -23,6 +23,7 @@ public:
     Statement& bind(int index, const std::string& value);
     Statement& bind(int index, const std::optional<std::string>& value);
     Statement& bind_null(int index);
+    Statement& bind_blob(int index, const std::string& bytes);
     // Returns true while a row is available.
     bool step();
     void run();  // step to completion, expecting no rows
@@ -30,6 +31,7 @@ public:
 
     std::int64_t integer(int column) const;
     std::string text(int column) const;
+    std::string blob(int column) const;
     std::optional<std::string> optional_text(int column) const;
     std::optional<std::int64_t> optional_integer(int column) const;
     bool is_null(int column) const;
