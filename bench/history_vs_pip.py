@@ -6,6 +6,8 @@ run in the same script, on the torch-scale fixture (~49,000 files, ~125 distribu
   against `pip list` (goal: <= 0.1x). Its wall time is also the upper bound of the state check
   every command makes at its start (goal: <= 10 ms warm);
 - `venvtx diff A B` of two recorded points (and with --libs) against `pip list` (goal: <= 0.1x);
+- `venvtx status --files` (every RECORD-listed file stat'ed, none re-read: warm) against
+  `find <site-packages> -type f -newer X`, which must stat every file too (goal: <= 1.5x);
 - `venvtx exec -- python -c pass` against `python -c pass`: what a tracked run adds at its start
   and end (goal: <= 50 ms);
 - venvtx's own CPU while a tracked command runs (`exec -- python` holding ~40 shared objects
@@ -64,7 +66,7 @@ def main():
     run("stamp")
     run("remove", "networkx", "jinja2")
     time.sleep(2.5)  # past the two seconds within which a dist-info's facts are not cached
-    run("status")  # warm: every dist-info's facts cached
+    run("status", "--files")  # warm: every dist-info's facts and every file's key cached
 
     rows = []
     pip_list = median_time([python, "-m", "pip", "list"], args.rounds, env)
@@ -74,6 +76,11 @@ def main():
     rows.append(("diff 1 2 vs pip list", diff, pip_list, 0.1))
     libs = median_time([venvtx, "--venv", venv, "diff", "1", "2", "--libs"], args.rounds)
     rows.append(("diff 1 2 --libs vs pip list", libs, pip_list, None))
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    find = median_time(["find", site, "-type", "f", "-newer", os.path.join(venv, "pyvenv.cfg")], args.rounds)
+    files = median_time([venvtx, "--venv", venv, "status", "--files"], args.rounds)
+    rows.append(("status --files vs find -newer", files, find, 1.5))
     bare = median_time([python, "-c", "pass"], args.rounds * 3)
     tracked = median_time([venvtx, "--venv", venv, "exec", "--", python, "-c", "pass"], args.rounds * 3)
 

@@ -17,7 +17,8 @@ namespace {
 namespace stdfs = std::filesystem;
 
 // The mapped files by distribution ({"name", "version", "files": [venv-relative]}), per the
-// RECORDs of the state the run started in; files no RECORD lists under "unowned".
+// RECORDs of the state the run started in; files no RECORD lists under "unowned". A RECORD is
+// parsed only when its text names one of the files.
 nlohmann::json mapped_by_distribution(const VenvLayout& layout, Database& db, const VenvState& state,
                                       const std::set<std::string>& mapped) {
     std::set<std::string> left;
@@ -26,15 +27,23 @@ nlohmann::json mapped_by_distribution(const VenvLayout& layout, Database& db, co
     }
     nlohmann::json dists = nlohmann::json::array();
     for (const auto& dist : state.dists) {
+        if (left.empty()) {
+            break;
+        }
         auto text = dist.record.empty() ? std::nullopt : load_record_text(db, dist.record);
-        if (!text || left.empty()) {
+        std::string site = stdfs::path(dist.dist_info).parent_path().string() + "/";
+        bool named = false;
+        for (const auto& rel : left) {
+            named = named || (rel.compare(0, site.size(), site) == 0 && text &&
+                              text->find(rel.substr(site.size())) != std::string::npos);
+        }
+        if (!named) {
             continue;
         }
-        stdfs::path site = stdfs::path(dist.dist_info).parent_path();
         nlohmann::json files = nlohmann::json::array();
         try {
             for (const auto& entry : parse_record(*text, dist.dist_info + "/RECORD")) {
-                std::string rel = (site / entry.path).lexically_normal().string();
+                std::string rel = (stdfs::path(site) / entry.path).lexically_normal().string();
                 if (left.erase(rel) != 0) {
                     files.push_back(rel);
                 }

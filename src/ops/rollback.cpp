@@ -5,6 +5,7 @@
 #include "venvtx/ops/drift.hpp"
 #include "venvtx/ops/rollback_plan.hpp"
 #include "venvtx/report/transaction_text.hpp"
+#include "venvtx/state/state_index.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/mutation_session.hpp"
 #include "venvtx/upkeep/gc.hpp"
@@ -98,10 +99,11 @@ std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& opti
 
 // Before anything moves: the venv must hold what the undone transactions left (exit 6 names
 // what changed). With --force the rollback goes on; its capture stores the changed files first.
-void refuse_drift(const Context& context, Store& store, const std::vector<TransactionRecord>& undo, bool force) {
+// Returns what --force went past ("" when nothing drifted): kept with the rollback.
+std::string refuse_drift(const Context& context, Store& store, const std::vector<TransactionRecord>& undo, bool force) {
     std::vector<DriftedPath> drifted = find_drift(context.layout, store.history(), undo);
     if (drifted.empty()) {
-        return;
+        return "";
     }
     std::string what = "tx " + std::to_string(undo.front().id) + (undo.size() > 1 ? " and earlier" : "");
     if (!force) {
@@ -110,8 +112,31 @@ void refuse_drift(const Context& context, Store& store, const std::vector<Transa
                                                  "; nothing was changed (--force stores the changed files "
                                                  "and undoes it anyway)");
     }
-    context.out.say("--force: undoing " + what + " over " + describe_drift(drifted) +
-                    " (the changed files are stored first)");
+    std::string forced = "--force: undoing " + what + " over " + describe_drift(drifted) + outside_since(store, undo.back().id);
+    context.out.say(forced + " (the changed files are stored first)");
+    return forced;
+}
+
+// What the rollback changed, from the venv's states before and after it: a distribution an
+// outside change had already put back is not said to come back again.
+Outcome with_packages_from_states(Store& store, Outcome outcome) {
+    if (!outcome.tx || outcome.tx->state != TxState::committed || !outcome.tx->state_before ||
+        !outcome.tx->state_after) {
+        return outcome;
+    }
+    auto before = load_state(store.db(), *outcome.tx->state_before);
+    auto after = load_state(store.db(), *outcome.tx->state_after);
+    if (!before || !after) {
+        return outcome;
+    }
+    std::vector<PackageChange> packages;
+    for (const auto& change : state_changes(*before, *after)) {
+        packages.push_back({change.name, change.before ? std::optional(change.before->version) : std::nullopt,
+                            change.after ? std::optional(change.after->version) : std::nullopt});
+    }
+    store.history().set_packages(outcome.tx->id, packages);
+    outcome.tx = store.history().find(outcome.tx->id);
+    return outcome;
 }
 
 // A transaction gc pruned that this rollback would have undone: its objects may be gone, so the
@@ -156,7 +181,7 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     if (options.tx) {
         refuse_touched_since(store, undo.front());
     }
-    refuse_drift(context, store, undo, options.mutation.force);
+    std::string forced = refuse_drift(context, store, undo, options.mutation.force);
     std::string ids;
     for (const auto& record : undo) {
         ids += (ids.empty() ? "" : ", ") + std::to_string(record.id) + " (" + record.kind + ")";
@@ -170,7 +195,12 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     TransactionPlan plan = undo.size() == 1
                                ? inverse_of(context, store, undo.front(), live_probe, options.mutation.force)
                                : combined_inverse(context, store, undo, *options.to, options.mutation.force);
-    return retain_after(context, store, run_transaction(context, options.mutation, store, std::move(plan)));
+    if (!forced.empty()) {
+        plan.details = plan.details.value_or(nlohmann::json::object());
+        (*plan.details)["forced"] = forced;
+    }
+    return retain_after(context, store,
+                        with_packages_from_states(store, run_transaction(context, options.mutation, store, std::move(plan))));
 }
 
 } // namespace venvtx

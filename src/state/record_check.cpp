@@ -3,11 +3,13 @@
 
 #include "venvtx/core/inode_key.hpp"
 #include "venvtx/core/sha256.hpp"
+#include "venvtx/core/unique_fd.hpp"
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/venv/record.hpp"
 
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <map>
 #include <set>
 #include <sys/stat.h>
@@ -65,23 +67,25 @@ std::vector<FileFinding> check_record_files(const VenvLayout& layout, Database& 
         auto found = cached.find(dist.dist_info);
         std::string old = found != cached.end() && found->second.first == dist.record ? found->second.second : "";
         std::string keys(entries.size() * k_key_bytes, '\0');
-        for (std::size_t i = 0; i < entries.size(); ++i) {
+        // Each path is looked up from the dist-info's site-packages, as RECORD writes it.
+        stdfs::path site = layout.root / stdfs::path(dist.dist_info).parent_path();
+        UniqueFd site_fd(::open(site.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        for (std::size_t i = 0; i < entries.size() && site_fd.valid(); ++i) {
             const RecordEntry& entry = entries[i];
             if (entry.hash.empty()) {
                 continue; // RECORD itself, bytecode: RECORD gives nothing to compare
             }
-            std::string rel = venv_path(dist, entry.path);
             struct stat st {};
-            if (::lstat((layout.root / rel).c_str(), &st) != 0) {
-                findings.push_back({"missing", rel, dist.name});
+            if (::fstatat(site_fd.get(), entry.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                findings.push_back({"missing", venv_path(dist, entry.path), dist.name});
                 continue;
             }
             if (!S_ISREG(st.st_mode)) {
-                findings.push_back({"not a file", rel, dist.name});
+                findings.push_back({"not a file", venv_path(dist, entry.path), dist.name});
                 continue;
             }
             if (entry.size && static_cast<std::uint64_t>(st.st_size) != *entry.size) {
-                findings.push_back({"size", rel, dist.name});
+                findings.push_back({"size", venv_path(dist, entry.path), dist.name});
                 continue;
             }
             std::string key = key_bytes(inode_key_of(st));
@@ -89,8 +93,8 @@ std::vector<FileFinding> check_record_files(const VenvLayout& layout, Database& 
                 keys.replace(i * k_key_bytes, k_key_bytes, key);
                 continue;
             }
-            if (record_hash_from_hex(sha256_file(layout.root / rel).hex) != entry.hash) {
-                findings.push_back({"content", rel, dist.name});
+            if (record_hash_from_hex(sha256_file(site / entry.path).hex) != entry.hash) {
+                findings.push_back({"content", venv_path(dist, entry.path), dist.name});
                 continue;
             }
             InodeKey inode = inode_key_of(st);

@@ -236,6 +236,17 @@ class RollbackTo(HistoryCase):
         self.assertTreeEqual(tree, tree_hash(self.venv))
 
 
+    def test_a_forced_rollback_over_an_outside_reinstall_says_what_really_changed(self):
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        self.pip_install("flash-attn")
+        proc, tx = self.venvtx_json("rollback", "--force")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        # flash-attn was back already: the rollback brought back its own bytes, not a version.
+        self.assertEqual([p for p in tx["packages"] if p["before"] != p["after"]], [], tx["packages"])
+        self.assertIn("changed the venv outside venvtx (flash-attn ∅ → 2.8.3)", tx["details"]["forced"])
+        self.assertEqual(self.installed()["flash-attn"], "2.8.3")
+
+
 class StoreBinding(HistoryCase):
     def test_a_store_used_with_another_venv_is_refused(self):
         store = os.path.join(self.tmp, "store")
