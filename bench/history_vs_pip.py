@@ -3,8 +3,9 @@
 run in the same script, on the torch-scale fixture (~49,000 files, ~125 distributions):
 
 - `venvtx status` (open the store, check the venv's state, compare with the last recorded one)
-  against `pip list` (goal: <= 0.1x). Its wall time is also the upper bound of the state check
-  every command makes at its start (goal: <= 10 ms warm);
+  against `pip list` (goal: <= 0.1x);
+- the state check every command makes at its start, as `venvtx -v log -n 1` times it in-process
+  (goal: <= 10 ms warm);
 - `venvtx diff A B` of two recorded points (and with --libs) against `pip list` (goal: <= 0.1x);
 - `venvtx status --files` (every RECORD-listed file stat'ed, none re-read: warm) against
   `find <site-packages> -type f -newer X`, which must stat every file too (goal: <= 1.5x);
@@ -81,6 +82,11 @@ def main():
     find = median_time(["find", site, "-type", "f", "-newer", os.path.join(venv, "pyvenv.cfg")], args.rounds)
     files = median_time([venvtx, "--venv", venv, "status", "--files"], args.rounds)
     rows.append(("status --files vs find -newer", files, find, 1.5))
+    checks = []
+    for _ in range(args.rounds * 3):
+        said = subprocess.run([venvtx, "-v", "--venv", venv, "log", "-n", "1"], capture_output=True, text=True).stderr
+        checks.append(float(said.split("state check: ", 1)[1].split(" ms", 1)[0]) / 1000)
+    check = statistics.median(checks)
     bare = median_time([python, "-c", "pass"], args.rounds * 3)
     tracked = median_time([venvtx, "--venv", venv, "exec", "--", python, "-c", "pass"], args.rounds * 3)
 
@@ -95,8 +101,8 @@ def main():
         ratio = ours / peer
         verdict = "" if goal is None else ("  (goal <= %.2fx: %s)" % (goal, "met" if ratio <= goal else "MISSED"))
         print("  %-30s %7.1f ms vs %7.1f ms = %.3fx%s" % (what, ours * 1000, peer * 1000, ratio, verdict))
-    print("  %-30s %7.1f ms (goal <= 10 ms: %s)" % ("state check, upper bound", status * 1000,
-                                                  "met" if status <= 0.010 else "MISSED"))
+    print("  %-30s %7.2f ms (goal <= 10 ms: %s)" % ("state check at a command's start", check * 1000,
+                                                  "met" if check <= 0.010 else "MISSED"))
     added = tracked - bare
     print("  %-30s %7.1f ms vs %7.1f ms: +%.1f ms (goal <= 50 ms: %s)" % (
         "exec -- python -c pass", tracked * 1000, bare * 1000, added * 1000, "met" if added <= 0.050 else "MISSED"))

@@ -14,8 +14,8 @@ namespace venvtx::cli {
 
 Command register_show(CLI::App& parent) {
     auto id = std::make_shared<std::int64_t>(0);
-    CLI::App* app = parent.add_subcommand("show", "one transaction: packages, files, probe report");
-    app->add_option("tx", *id, "transaction id (see `venvtx log`)")->required()->check(k_transaction_id);
+    CLI::App* app = parent.add_subcommand("show", "one entry of the history: packages, files, probe reports; for a run, what it loaded");
+    app->add_option("tx", *id, "entry id (see `venvtx log`)")->required()->check(k_transaction_id);
     return {app, [id](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);

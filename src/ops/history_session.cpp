@@ -5,6 +5,9 @@
 #include "venvtx/state/observe.hpp"
 #include "venvtx/state/venv_binding.hpp"
 
+#include <chrono>
+#include <cstdio>
+
 namespace venvtx {
 
 HistorySession::HistorySession(const Context& context, bool create) : m_root(context.store_root) {
@@ -25,12 +28,18 @@ HistorySession::HistorySession(const Context& context, bool create) : m_root(con
             }
         }
     }
+    auto started = std::chrono::steady_clock::now();
     if (m_lock && m_store->history().unfinished().empty()) {
         m_check = check_state(context.layout, *m_store);
         m_recorded = true;
     } else {
         m_check = StateCheck{observe_state(context.layout, m_store->db()), std::nullopt};
     }
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    char said[96];
+    std::snprintf(said, sizeof said, "state check: %.2f ms, %zu distributions%s", ms, m_check->now.dists.size(),
+                  m_check->outside ? ", a change made outside venvtx recorded" : "");
+    context.out.debug(said);
 }
 
 Store& HistorySession::store() {

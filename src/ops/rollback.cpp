@@ -124,18 +124,21 @@ Outcome with_packages_from_states(Store& store, Outcome outcome) {
         !outcome.tx->state_after) {
         return outcome;
     }
-    auto before = load_state(store.db(), *outcome.tx->state_before);
-    auto after = load_state(store.db(), *outcome.tx->state_after);
-    if (!before || !after) {
-        return outcome;
+    try { // the transaction is committed: a damaged index leaves its packages as planned
+        auto before = load_state(store.db(), *outcome.tx->state_before);
+        auto after = load_state(store.db(), *outcome.tx->state_after);
+        if (!before || !after) {
+            return outcome;
+        }
+        std::vector<PackageChange> packages;
+        for (const auto& change : state_changes(*before, *after)) {
+            packages.push_back({change.name, change.before ? std::optional(change.before->version) : std::nullopt,
+                                change.after ? std::optional(change.after->version) : std::nullopt});
+        }
+        store.history().set_packages(outcome.tx->id, packages);
+        outcome.tx = store.history().find(outcome.tx->id);
+    } catch (const Error&) {
     }
-    std::vector<PackageChange> packages;
-    for (const auto& change : state_changes(*before, *after)) {
-        packages.push_back({change.name, change.before ? std::optional(change.before->version) : std::nullopt,
-                            change.after ? std::optional(change.after->version) : std::nullopt});
-    }
-    store.history().set_packages(outcome.tx->id, packages);
-    outcome.tx = store.history().find(outcome.tx->id);
     return outcome;
 }
 

@@ -71,8 +71,11 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
         std::string key = dist_key(dir.dist_info, settled);
         auto found = cache.find(rel);
         if (found != cache.end() && found->second.key == key) {
-            dists.push_back(dist_from_json(nlohmann::json::parse(found->second.dist)));
-            continue;
+            try {
+                dists.push_back(dist_from_json(nlohmann::json::parse(found->second.dist)));
+                continue;
+            } catch (const nlohmann::json::exception&) { // a damaged row: read the dist-info again
+            }
         }
         Distribution read = read_installed(dir, layout.root);
         DistState dist{read.name, read.normalized, read.version, rel, read.installer, ""};

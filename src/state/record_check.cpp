@@ -106,8 +106,22 @@ std::vector<FileFinding> check_record_files(const VenvLayout& layout, Database& 
             fresh[dist.dist_info] = {dist.record, keys};
         }
     }
-    if (!fresh.empty() && !db.read_only()) {
+    std::vector<std::string> gone; // dist-infos no longer installed
+    for (const auto& [dist_info, row] : cached) {
+        bool present = false;
+        for (const auto& dist : now.dists) {
+            present = present || dist.dist_info == dist_info;
+        }
+        if (!present) {
+            gone.push_back(dist_info);
+        }
+    }
+    if ((!fresh.empty() || !gone.empty()) && !db.read_only()) {
         SqlTransaction transaction(db);
+        Statement forget = db.prepare("DELETE FROM record_checks WHERE dist_info = ?");
+        for (const auto& dist_info : gone) {
+            forget.bind(1, dist_info).run();
+        }
         Statement keep = db.prepare("INSERT OR REPLACE INTO record_checks (dist_info, record, keys) VALUES (?, ?, ?)");
         for (const auto& [dist_info, row] : fresh) {
             keep.bind(1, dist_info).bind(2, row.first).bind_blob(3, row.second).run();

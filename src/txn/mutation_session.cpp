@@ -19,7 +19,7 @@ MutationSession::MutationSession(const Context& context, std::optional<double> w
     m_store.history().observe_states_with([layout, &db]() -> std::optional<std::string> {
         try {
             return observe_state(layout, db).id;
-        } catch (const Error&) { // a dist-info that cannot be read: the entry keeps no state
+        } catch (const std::exception&) { // an unreadable dist-info, a damaged index: no state kept
             return std::nullopt;
         }
     });
