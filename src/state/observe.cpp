@@ -7,6 +7,7 @@
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/venv/inventory.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <set>
@@ -54,9 +55,44 @@ struct Cached {
     std::string dist;
 };
 
+std::optional<std::string> venv_fact(Database& db, const char* name) {
+    Statement query = db.prepare("SELECT value FROM venv_facts WHERE name = ?");
+    query.bind(1, std::string(name));
+    return query.step() ? std::optional(query.text(0)) : std::nullopt;
+}
+
 } // namespace
 
 VenvState observe_state(const VenvLayout& layout, Database& db) {
+    struct Seen {
+        DistInfoDir dir;
+        std::string rel;
+        std::string key;
+        bool settled = false;
+    };
+    std::vector<Seen> seen;
+    std::string keys; // every dist-info's key, by path: the venv's state unchanged when this is
+    bool all_settled = true;
+    for (auto& dir : list_dist_infos(layout)) {
+        Seen& one = seen.emplace_back();
+        one.rel = dir.dist_info.lexically_relative(layout.root).string();
+        one.key = dist_key(dir.dist_info, one.settled);
+        one.dir = std::move(dir);
+        all_settled = all_settled && one.settled;
+    }
+    std::sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) { return a.rel < b.rel; });
+    for (const auto& one : seen) {
+        keys += one.rel + "=" + one.key + "\n";
+    }
+    // The fast path: every key as when the state was last observed (and settled then).
+    bool known_keys = venv_fact(db, "observed.keys") == keys;
+    if (all_settled && known_keys) {
+        if (auto known = venv_fact(db, "observed.state")) {
+            if (auto state = load_state(db, *known)) {
+                return *state;
+            }
+        }
+    }
     std::unordered_map<std::string, Cached> cache;
     Statement rows = db.prepare("SELECT dist_info, key, dist FROM dist_facts");
     while (rows.step()) {
@@ -65,26 +101,23 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
     std::vector<DistState> dists;
     std::map<std::string, Cached> fresh;      // read now and settled: kept for next time
     std::map<std::string, std::string> texts;  // RECORD texts the index may lack
-    for (const auto& dir : list_dist_infos(layout)) {
-        std::string rel = dir.dist_info.lexically_relative(layout.root).string();
-        bool settled = false;
-        std::string key = dist_key(dir.dist_info, settled);
-        auto found = cache.find(rel);
-        if (found != cache.end() && found->second.key == key) {
+    for (const auto& one : seen) {
+        auto found = cache.find(one.rel);
+        if (found != cache.end() && found->second.key == one.key) {
             try {
                 dists.push_back(dist_from_json(nlohmann::json::parse(found->second.dist)));
                 continue;
             } catch (const nlohmann::json::exception&) { // a damaged row: read the dist-info again
             }
         }
-        Distribution read = read_installed(dir, layout.root);
-        DistState dist{read.name, read.normalized, read.version, rel, read.installer, ""};
-        if (auto text = read_file_text(dir.dist_info / "RECORD")) {
+        Distribution read = read_installed(one.dir, layout.root);
+        DistState dist{read.name, read.normalized, read.version, one.rel, read.installer, ""};
+        if (auto text = read_file_text(one.dir.dist_info / "RECORD")) {
             dist.record = sha256_hex(*text);
             texts.emplace(dist.record, std::move(*text));
         }
-        if (settled) {
-            fresh[rel] = Cached{key, dist_json(dist).dump()};
+        if (one.settled) {
+            fresh[one.rel] = Cached{one.key, dist_json(dist).dump()};
         }
         dists.push_back(std::move(dist));
     }
@@ -99,7 +132,8 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
             stale.push_back(rel);
         }
     }
-    if (db.read_only() || (fresh.empty() && texts.empty() && stale.empty() && has_state(db, state.id))) {
+    bool remember = all_settled && !known_keys;
+    if (db.read_only() || (fresh.empty() && texts.empty() && stale.empty() && !remember && has_state(db, state.id))) {
         return state;
     }
     SqlTransaction transaction(db);
@@ -117,6 +151,12 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
         keep.bind(1, rel).bind(2, row.key).bind(3, row.dist).run();
     }
     save_state(db, state);
+    if (remember) {
+        db.prepare("INSERT OR REPLACE INTO venv_facts (name, value) VALUES ('observed.keys', ?), ('observed.state', ?)")
+            .bind(1, keys)
+            .bind(2, state.id)
+            .run();
+    }
     transaction.commit();
     return state;
 }

@@ -156,6 +156,16 @@ class States(HistoryCase):
         text = self.venvtx("status", "--files").stdout
         self.assertIn("content: %s/sglang/__init__.py (sglang)" % site, text)
 
+    def test_a_settled_venv_is_still_checked_after_a_change(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        time.sleep(2.1)  # settled: the next check remembers every dist-info's key (its fast path)
+        self.assertEqual(self.venvtx("status", "--exit-code").returncode, 0)
+        self.assertEqual(self.venvtx("status", "--exit-code").returncode, 0)
+        self.pip("uninstall", "-q", "-y", "flash-attn")
+        proc = self.venvtx("status", "--exit-code")
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertIn("flash-attn: 2.8.3 → ∅", proc.stdout)
+
     def test_points_that_do_not_resolve_are_one_line_errors(self):
         self.assertEqual(self.venvtx("stamp").returncode, 0)
         for point in ("x", "99", "@yesterday", "@-1y", "1^^"):
