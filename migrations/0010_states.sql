@@ -37,32 +37,34 @@ CREATE TABLE record_checks (
 -- venvtx where, and which venvtx; `details` holds what a kind records beyond the columns
 -- (JSON: an outside change's window, a stamp's comment, a run's command and libraries).
 CREATE TABLE new_transactions (
+    -- narrow columns first: what `log` reads of each row comes before the probe reports, which
+    -- may overflow into pages of their own that a row read would otherwise walk through
     id INTEGER PRIMARY KEY,
     kind TEXT NOT NULL CHECK (kind IN ('remove', 'install', 'run', 'rollback', 'outside', 'stamp', 'exec')),
     state TEXT NOT NULL,
     started_at TEXT NOT NULL,
     finished_at TEXT,
-    argv TEXT NOT NULL,
-    baseline TEXT,
-    probe TEXT,
     undoes INTEGER REFERENCES transactions(id),
     undone_by INTEGER REFERENCES transactions(id),
-    message TEXT,
-    restored INTEGER,
-    unrestored TEXT,
-    preview TEXT,
-    live_probe TEXT,
-    pruned_from TEXT,
+    user TEXT,
+    host TEXT,
+    venvtx_version TEXT,
+    state_before TEXT REFERENCES states(id),
+    state_after TEXT REFERENCES states(id),
     files_added INTEGER,
     files_removed INTEGER,
     files_modified INTEGER,
     files_bytes INTEGER,
-    state_before TEXT REFERENCES states(id),
-    state_after TEXT REFERENCES states(id),
-    user TEXT,
-    host TEXT,
-    venvtx_version TEXT,
-    details TEXT
+    pruned_from TEXT,
+    restored INTEGER,
+    details TEXT,
+    message TEXT,
+    argv TEXT NOT NULL,
+    unrestored TEXT,
+    baseline TEXT,
+    probe TEXT,
+    preview TEXT,
+    live_probe TEXT
 );
 INSERT INTO new_transactions (id, kind, state, started_at, finished_at, argv, baseline, probe, undoes, undone_by,
                               message, restored, unrestored, preview, live_probe, pruned_from, files_added,
@@ -73,3 +75,5 @@ INSERT INTO new_transactions (id, kind, state, started_at, finished_at, argv, ba
 DROP TABLE transactions;
 ALTER TABLE new_transactions RENAME TO transactions;
 CREATE INDEX transactions_by_kind ON transactions(kind, id);
+-- Every command that reads the history asks first whether a transaction is unfinished.
+CREATE INDEX transactions_by_state ON transactions(state);

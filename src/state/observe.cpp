@@ -100,7 +100,7 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
     }
     std::vector<DistState> dists;
     std::map<std::string, Cached> fresh;      // read now and settled: kept for next time
-    std::map<std::string, std::string> texts;  // RECORD texts the index may lack
+    std::map<std::string, std::string> texts;  // RECORD texts the index lacks
     for (const auto& one : seen) {
         auto found = cache.find(one.rel);
         if (found != cache.end() && found->second.key == one.key) {
@@ -114,7 +114,9 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
         DistState dist{read.name, read.normalized, read.version, one.rel, read.installer, ""};
         if (auto text = read_file_text(one.dir.dist_info / "RECORD")) {
             dist.record = sha256_hex(*text);
-            texts.emplace(dist.record, std::move(*text));
+            if (!has_record_text(db, dist.record)) {
+                texts.emplace(dist.record, std::move(*text));
+            }
         }
         if (one.settled) {
             fresh[one.rel] = Cached{one.key, dist_json(dist).dump()};
@@ -138,9 +140,7 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
     }
     SqlTransaction transaction(db);
     for (const auto& [sha, text] : texts) {
-        if (!has_record_text(db, sha)) {
-            save_record_text(db, sha, text);
-        }
+        save_record_text(db, sha, text); // INSERT OR IGNORE: another venvtx may have kept it meanwhile
     }
     Statement forget = db.prepare("DELETE FROM dist_facts WHERE dist_info = ?");
     for (const auto& rel : stale) {

@@ -7,7 +7,7 @@ namespace venvtx {
 
 std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::int64_t> limit) {
     Statement query = db.prepare(
-        "SELECT id, kind, state, started_at, undoes, undone_by, user, host, json_extract(details, '$.note') "
+        "SELECT id, kind, state, started_at, undoes, undone_by, user, host, CASE WHEN details IS NULL THEN NULL ELSE json_extract(details, '$.note') END "
         "FROM transactions ORDER BY id DESC LIMIT ?");
     query.bind(1, limit.value_or(-1));
     std::vector<TransactionLine> lines;
