@@ -1,8 +1,9 @@
-// History: SQL for transactions, packages, entries and objects.
+// History: writing transactions, packages, entries and objects (reading: history_reading.cpp;
+// entries that record states: history_states.cpp).
 #include "venvtx/store/history.hpp"
 
+#include "history_rows.hpp"
 #include "venvtx/core/clock.hpp"
-#include "venvtx/core/identity.hpp"
 #include "venvtx/core/json_text.hpp"
 #include "venvtx/core/progress.hpp"
 
@@ -11,18 +12,6 @@
 namespace venvtx {
 
 namespace {
-
-const char* k_select_transaction =
-    "SELECT id, kind, state, started_at, finished_at, argv, baseline, probe, undoes, undone_by, "
-    "message, restored, unrestored, preview, live_probe, pruned_from, files_modified, files_removed, files_added, "
-    "files_bytes, state_before, state_after, user, host, venvtx_version, details FROM transactions";
-
-// A transaction's file counts from its entries: a leaf is anything but a directory or nothing.
-const char* k_file_counts =
-    "SELECT COALESCE(SUM(b AND a), 0), COALESCE(SUM(b AND NOT a), 0), COALESCE(SUM(a AND NOT b), 0), "
-    "COALESCE(SUM(size), 0) FROM (SELECT before_type IN ('file', 'symlink', 'special') AS b, "
-    "after_type IN ('file', 'symlink', 'special') AS a, "
-    "MAX(COALESCE(before_size, 0), COALESCE(after_size, 0)) AS size FROM entries WHERE tx_id = ?) WHERE a OR b";
 
 void bind_state(Statement& statement, int first, const NodeState& state) {
     statement.bind(first, std::string(node_type_name(state.type)))
@@ -39,22 +28,6 @@ void bind_state(Statement& statement, int first, const NodeState& state) {
     } else {
         statement.bind(first + 5, state.object);
     }
-}
-
-NodeState read_state(const Statement& row, int first) {
-    NodeState state;
-    state.type = node_type_from_name(row.text(first));
-    state.mode = static_cast<mode_t>(row.integer(first + 1));
-    state.size = static_cast<std::uint64_t>(row.integer(first + 2));
-    state.mtime_ns = row.integer(first + 3);
-    state.link_target = row.text(first + 4);
-    state.object = row.text(first + 5);
-    return state;
-}
-
-std::optional<nlohmann::json> optional_json(const Statement& row, int column) {
-    auto text = row.optional_text(column);
-    return text ? std::optional<nlohmann::json>(nlohmann::json::parse(*text)) : std::nullopt;
 }
 
 } // namespace
@@ -137,76 +110,12 @@ void History::write_state(std::int64_t id, TxState state, const std::optional<st
     }
     if (terminal) { // the counts `log` prints, kept with the row (migration 0007)
         m_db.prepare(std::string("UPDATE transactions SET (files_modified, files_removed, files_added, files_bytes) = (") +
-                     k_file_counts + ") WHERE id = ?")
+                     history_rows::k_file_counts + ") WHERE id = ?")
             .bind(1, id)
             .bind(2, id)
             .run();
     }
 }
-
-std::int64_t History::insert_row(const std::string& kind, const char* state, const std::string& started_at,
-                                 const nlohmann::json& argv, const std::optional<std::string>& state_before,
-                                 const std::optional<std::string>& state_after,
-                                 const std::optional<nlohmann::json>& details, bool sets_last_state) {
-    m_db.prepare("INSERT INTO transactions (kind, state, started_at, argv, state_before, state_after, user, host, "
-                 "venvtx_version, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        .bind(1, kind)
-        .bind(2, std::string(state))
-        .bind(3, started_at)
-        .bind(4, stored_json_text(argv))
-        .bind(5, state_before)
-        .bind(6, state_after)
-        .bind(7, user_name())
-        .bind(8, host_name())
-        .bind(9, std::string(VENVTX_VERSION))
-        .bind(10, details ? std::optional(stored_json_text(*details)) : std::nullopt)
-        .run();
-    std::int64_t id = m_db.last_insert_id();
-    if (sets_last_state && (state_after || state_before)) {
-        note_last_state(state_after ? *state_after : *state_before);
-    }
-    return id;
-}
-
-std::int64_t History::record(const RecordedEntry& entry) {
-    SqlTransaction transaction(m_db);
-    std::int64_t id = insert_row(entry.kind, "recorded", entry.started_at, entry.argv, entry.state_before,
-                                 entry.state_after, entry.details, entry.sets_last_state);
-    m_db.prepare("UPDATE transactions SET finished_at = ?, message = ? WHERE id = ?")
-        .bind(1, entry.finished_at)
-        .bind(2, entry.message)
-        .bind(3, id)
-        .run();
-    Statement package = m_db.prepare("INSERT INTO packages (tx_id, name, before, after) VALUES (?, ?, ?, ?)");
-    for (const auto& change : entry.packages) {
-        package.bind(1, id).bind(2, change.name).bind(3, change.before).bind(4, change.after).run();
-    }
-    transaction.commit();
-    return id;
-}
-
-void History::observe_states_with(std::function<std::optional<std::string>()> observer) {
-    m_observe = std::move(observer);
-}
-
-std::optional<std::string> History::observe_now() { return m_observe ? m_observe() : std::nullopt; }
-
-void History::note_last_state(const std::string& state) {
-    m_db.prepare("INSERT OR REPLACE INTO venv_facts (name, value) VALUES ('state.last', ?), ('state.recorded_at', ?)")
-        .bind(1, state)
-        .bind(2, utc_now_iso8601())
-        .run();
-}
-
-std::optional<std::string> History::venv_fact(const char* name) {
-    Statement query = m_db.prepare("SELECT value FROM venv_facts WHERE name = ?");
-    query.bind(1, std::string(name));
-    return query.step() ? std::optional(query.text(0)) : std::nullopt;
-}
-
-std::optional<std::string> History::last_state() { return venv_fact("state.last"); }
-
-std::optional<std::string> History::last_recorded_at() { return venv_fact("state.recorded_at"); }
 
 void History::set_message(std::int64_t id, const std::string& message) {
     m_db.prepare("UPDATE transactions SET message = ? WHERE id = ?").bind(1, message).bind(2, id).run();
@@ -384,145 +293,6 @@ std::vector<std::pair<std::string, std::string>> History::object_references() {
         references.emplace_back(query.text(0), query.text(1));
     }
     return references;
-}
-
-TransactionRecord History::read_transaction(Statement& row, bool with_packages) {
-    TransactionRecord record;
-    record.id = row.integer(0);
-    record.kind = row.text(1);
-    record.state = tx_state_from(row.text(2)).value_or(TxState::interrupted);
-    record.started_at = row.text(3);
-    record.finished_at = row.optional_text(4);
-    record.argv = nlohmann::json::parse(row.text(5));
-    record.baseline = optional_json(row, 6);
-    record.probe = optional_json(row, 7);
-    record.undoes = row.optional_integer(8);
-    record.undone_by = row.optional_integer(9);
-    record.message = row.optional_text(10);
-    if (!row.is_null(11)) {
-        record.restored = row.integer(11) != 0;
-    }
-    if (auto unrestored = optional_json(row, 12)) {
-        record.unrestored = unrestored->get<std::vector<std::string>>();
-    }
-    record.preview = optional_json(row, 13);
-    record.live_probe = optional_json(row, 14);
-    if (auto before = row.optional_text(15)) {
-        record.pruned_from = tx_state_from(*before);
-    }
-    if (!row.is_null(16)) {
-        record.files = {row.integer(18), row.integer(17), row.integer(16), row.integer(19)};
-    } else {
-        Statement counts = m_db.prepare(k_file_counts);
-        counts.bind(1, record.id);
-        if (counts.step()) {
-            record.files = {counts.integer(2), counts.integer(1), counts.integer(0), counts.integer(3)};
-        }
-    }
-    record.state_before = row.optional_text(20);
-    record.state_after = row.optional_text(21);
-    record.user = row.optional_text(22).value_or("");
-    record.host = row.optional_text(23).value_or("");
-    record.venvtx_version = row.optional_text(24).value_or("");
-    record.details = optional_json(row, 25);
-    if (with_packages) {
-        Statement packages = m_db.prepare("SELECT name, before, after FROM packages WHERE tx_id = ? ORDER BY rowid");
-        packages.bind(1, record.id);
-        while (packages.step()) {
-            record.packages.push_back({packages.text(0), packages.optional_text(1), packages.optional_text(2)});
-        }
-    }
-    return record;
-}
-
-std::vector<TransactionRecord> History::list(std::optional<std::int64_t> limit) {
-    Statement query = m_db.prepare(std::string(k_select_transaction) + " ORDER BY id DESC LIMIT ?");
-    query.bind(1, limit.value_or(-1));
-    std::vector<TransactionRecord> records;
-    Statement count = m_db.prepare("SELECT COUNT(*) FROM transactions");
-    count.step();
-    records.reserve(static_cast<std::size_t>(std::min(count.integer(0), limit.value_or(count.integer(0)))));
-    while (query.step()) {
-        records.push_back(read_transaction(query, false));
-    }
-    if (records.empty()) {
-        return records;
-    }
-    // Every listed transaction's packages in one query (not one per transaction).
-    Statement packages = m_db.prepare(
-        "SELECT tx_id, name, before, after FROM packages WHERE tx_id BETWEEN ? AND ? ORDER BY rowid");
-    packages.bind(1, records.back().id).bind(2, records.front().id);
-    while (packages.step()) { // records are by id, newest first
-        std::int64_t tx = packages.integer(0);
-        auto found = std::lower_bound(records.begin(), records.end(), tx,
-                                      [](const TransactionRecord& record, std::int64_t id) { return record.id > id; });
-        if (found != records.end() && found->id == tx) {
-            found->packages.push_back({packages.text(1), packages.optional_text(2), packages.optional_text(3)});
-        }
-    }
-    return records;
-}
-
-std::optional<TransactionRecord> History::find(std::int64_t id) {
-    Statement query = m_db.prepare(std::string(k_select_transaction) + " WHERE id = ?");
-    query.bind(1, id);
-    if (!query.step()) {
-        return std::nullopt;
-    }
-    return read_transaction(query);
-}
-
-std::vector<Entry> History::entries(std::int64_t tx) {
-    Statement query = m_db.prepare(
-        "SELECT id, path, before_type, before_mode, before_size, before_mtime_ns, before_link, "
-        "before_object, after_type, after_mode, after_size, after_mtime_ns, after_link, "
-        "after_object, progress, owner FROM entries WHERE tx_id = ? ORDER BY id");
-    query.bind(1, tx);
-    std::vector<Entry> entries;
-    while (query.step()) {
-        Entry entry;
-        entry.id = query.integer(0);
-        entry.path = query.text(1);
-        entry.before = read_state(query, 2);
-        entry.after = read_state(query, 8);
-        entry.progress = entry_progress_from(query.text(14));
-        entry.owner = query.text(15);
-        entries.push_back(std::move(entry));
-    }
-    return entries;
-}
-
-std::optional<TransactionRecord> History::newest_where(const char* condition) {
-    Statement query = m_db.prepare(std::string(k_select_transaction) + " WHERE " + condition +
-                                   " ORDER BY id DESC LIMIT 1");
-    if (!query.step()) {
-        return std::nullopt;
-    }
-    return read_transaction(query);
-}
-
-std::optional<TransactionRecord> History::newest_undoable() {
-    return newest_where("state = 'committed' AND undone_by IS NULL AND kind != 'rollback'");
-}
-
-std::optional<TransactionRecord> History::newest_redoable() {
-    // A redo (a rollback of a rollback) is not itself redoable: redoing twice is nothing to redo.
-    return newest_where("state = 'committed' AND undone_by IS NULL AND kind = 'rollback' AND undoes IN "
-                        "(SELECT id FROM transactions WHERE kind != 'rollback')");
-}
-
-std::optional<TransactionRecord> History::newest_passing_probe() {
-    return newest_where("json_extract(probe, '$.passed') = 1 OR json_extract(baseline, '$.passed') = 1");
-}
-
-std::vector<TransactionRecord> History::unfinished() {
-    Statement query = m_db.prepare(std::string(k_select_transaction) +
-                                   " WHERE state IN ('started', 'applied', 'interrupted') ORDER BY id");
-    std::vector<TransactionRecord> records;
-    while (query.step()) {
-        records.push_back(read_transaction(query));
-    }
-    return records;
 }
 
 } // namespace venvtx
