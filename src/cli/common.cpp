@@ -163,7 +163,15 @@ int finish(const Output& out, const Outcome& outcome) {
     } else if (out.json()) {
     } else if (outcome.tx && outcome.code == ExitCode::ok && outcome.tx->state == TxState::committed) {
         const auto& tx = *outcome.tx;
-        std::string what = tx.undoes ? "undid tx " + std::to_string(*tx.undoes) : std::string(tx.kind);
+        std::string what = tx.kind;
+        if (tx.details && tx.details->contains("undoes")) { // rollback --to: all it undid
+            what = "undid tx";
+            for (const auto& id : (*tx.details)["undoes"]) {
+                what += (what.back() == 'x' ? " " : ", ") + std::to_string(id.get<std::int64_t>());
+            }
+        } else if (tx.undoes) {
+            what = "undid tx " + std::to_string(*tx.undoes);
+        }
         out.say("committed tx " + std::to_string(tx.id) + " (" + what + "): " +
                 std::to_string(tx.files.removed) + " files removed, " + std::to_string(tx.files.added) +
                 " added, " + std::to_string(tx.files.modified) + " modified" +

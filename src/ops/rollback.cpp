@@ -5,6 +5,7 @@
 #include "venvtx/ops/drift.hpp"
 #include "venvtx/ops/rollback_plan.hpp"
 #include "venvtx/report/transaction_text.hpp"
+#include "venvtx/state/history_point.hpp"
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/mutation_session.hpp"
@@ -52,6 +53,31 @@ void refuse_touched_since(Store& store, const TransactionRecord& undone) {
             }
         }
     }
+}
+
+// After `rollback --to N`: a change made outside venvtx since N stays (venvtx holds no copy of
+// it), so the venv may not be in N's state. Said, and in JSON (`not_at_target`).
+Outcome with_target_check(const Context& context, Store& store, std::int64_t to, Outcome outcome) {
+    if (!outcome.tx || outcome.tx->state != TxState::committed || !outcome.tx->state_after) {
+        return outcome;
+    }
+    std::string outside = outside_since(store, to);
+    if (outside.empty()) {
+        return outcome;
+    }
+    try {
+        VenvState now{*outcome.tx->state_after, {}};
+        HistoryPoint target = resolve_point(std::to_string(to), store, now);
+        if (target.state != now.id) {
+            std::string note = "the venv is not as at entry " + std::to_string(to) + ": " +
+                               outside.substr(2, outside.size() - 3) + ", and venvtx holds no copy of that (`venvtx diff " +
+                               std::to_string(to) + "` shows what differs)";
+            context.out.say(note);
+            outcome.extra["not_at_target"] = note;
+        }
+    } catch (const Error&) { // no state recorded at N (an older history): nothing to compare
+    }
+    return outcome;
 }
 
 std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& options) {
@@ -202,8 +228,12 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
         plan.details = plan.details.value_or(nlohmann::json::object());
         (*plan.details)["forced"] = forced;
     }
-    return retain_after(context, store,
-                        with_packages_from_states(store, run_transaction(context, options.mutation, store, std::move(plan))));
+    Outcome outcome =
+        with_packages_from_states(store, run_transaction(context, options.mutation, store, std::move(plan)));
+    if (options.to) {
+        outcome = with_target_check(context, store, *options.to, std::move(outcome));
+    }
+    return retain_after(context, store, std::move(outcome));
 }
 
 } // namespace venvtx

@@ -257,6 +257,22 @@ class RollbackTo(HistoryCase):
         self.assertEqual(self.installed()["flash-attn"], "2.8.3")
 
 
+    def test_rollback_to_a_point_before_an_outside_change_says_it_is_not_there(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.pip("uninstall", "-q", "-y", "flash-attn")
+        self.assertEqual(self.venvtx("remove", "flashinfer-python").returncode, 0)
+        proc, tx = self.venvtx_json("rollback", "--to", "1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(tx["details"]["undoes"], [4, 2])
+        self.assertIn("entry 3 changed the venv outside venvtx (flash-attn 2.8.3 → ∅)", tx["not_at_target"])
+        self.assertEqual(set(self.installed()) ^ set(self.freeze_names("1")), {"flash-attn"})
+
+    def freeze_names(self, point):
+        proc, frozen = self.venvtx_json("freeze", "--at", point)
+        return {d["normalized"] for d in frozen["dists"]}
+
+
 class StoreBinding(HistoryCase):
     def test_a_store_used_with_another_venv_is_refused(self):
         store = os.path.join(self.tmp, "store")
