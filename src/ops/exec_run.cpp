@@ -10,11 +10,15 @@
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/venv/record.hpp"
 
+#include <iostream>
+
 namespace venvtx {
 
 namespace {
 
 namespace stdfs = std::filesystem;
+
+constexpr double k_record_wait_s = 60; // a venvtx changing the venv as the run ends
 
 // The mapped files by distribution ({"name", "version", "files": [venv-relative]}), per the
 // RECORDs of the state the run started in; files no RECORD lists under "unowned". A RECORD is
@@ -65,24 +69,11 @@ std::string command_text(const std::vector<std::string>& argv) {
     return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
-} // namespace
-
-int exec_tracked(const Context& context, const ExecOptions& options) {
-    if (options.argv.empty()) {
-        throw usage_error("no command to run: venvtx exec -- CMD [ARGS...]");
-    }
-    if (!find_program(options.argv.front())) {
-        throw usage_error("command not found: " + options.argv.front());
-    }
-    VenvState before;
-    {
-        HistorySession session(context, true); // records an outside change first; locks released after
-        before = session.check()->now;
-    }
-    std::string started_at = utc_now_iso8601();
-    auto interval = std::chrono::milliseconds(static_cast<long>(options.sample_s * 1000));
-    TracedRun run = run_traced(options.argv, context.layout.root, interval);
-    HistorySession session(context, true);
+// The run's entry, once it ended: under both locks (waiting for a venvtx that holds them), after
+// any change made meanwhile is recorded as an outside entry.
+void record_run(const Context& context, const ExecOptions& options, const VenvState& before,
+                const std::string& started_at, const TracedRun& run) {
+    HistorySession session(context, true, k_record_wait_s);
     Store& store = session.store();
     bool changed = session.check()->now.id != before.id;
     RecordedEntry entry;
@@ -107,6 +98,30 @@ int exec_tracked(const Context& context, const ExecOptions& options) {
     context.out.debug("run recorded as entry " + std::to_string(id) + ": " + std::to_string(run.mapped.size()) +
                       " mapped file(s) from the venv, " + std::to_string(run.processes) + " process(es)" +
                       (run.traced ? "" : " (sampled only: ptrace was refused)"));
+}
+
+} // namespace
+
+int exec_tracked(const Context& context, const ExecOptions& options) {
+    if (options.argv.empty()) {
+        throw usage_error("no command to run: venvtx exec -- CMD [ARGS...]");
+    }
+    if (!find_program(options.argv.front())) {
+        throw usage_error("command not found: " + options.argv.front());
+    }
+    VenvState before;
+    {
+        HistorySession session(context, true); // records an outside change first; locks released after
+        before = session.check()->now;
+    }
+    std::string started_at = utc_now_iso8601();
+    auto interval = std::chrono::milliseconds(static_cast<long>(options.sample_s * 1000));
+    TracedRun run = run_traced(options.argv, context.layout.root, interval);
+    try {
+        record_run(context, options, before, started_at, run);
+    } catch (const Error& error) { // the command's status stays the answer; the record is what is lost
+        std::cerr << "venvtx: the run was not recorded: " << error.what() << std::endl;
+    }
     return run.exit_code;
 }
 

@@ -10,7 +10,7 @@
 
 namespace venvtx {
 
-HistorySession::HistorySession(const Context& context, bool create) : m_root(context.store_root) {
+HistorySession::HistorySession(const Context& context, bool create, double wait_s) : m_root(context.store_root) {
     if (!create && !Store::exists(context.store_root)) {
         return;
     }
@@ -21,7 +21,7 @@ HistorySession::HistorySession(const Context& context, bool create) : m_root(con
     bind_store(*m_store, context.layout);
     if (!m_store->db().read_only()) {
         try {
-            m_lock.emplace(context.store_root, context.layout.root, 0.0);
+            m_lock.emplace(context.store_root, context.layout.root, create ? wait_s : 0.0);
         } catch (const Error& error) {
             if (error.code() != ExitCode::locked || create) {
                 throw;

@@ -15,8 +15,9 @@ namespace venvtx {
 
 class HistorySession {
 public:
-    // `create`: make the store when there is none (a command that records).
-    HistorySession(const Context& context, bool create);
+    // `create`: make the store when there is none (a command that records); it needs the locks,
+    // waiting up to `wait_s` for them (exit 5 past that).
+    HistorySession(const Context& context, bool create, double wait_s = 0.0);
 
     bool has_store() const { return m_store.has_value(); }
     // Throws a usage Error ("no venvtx history yet") when there is no store.
