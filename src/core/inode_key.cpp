@@ -3,6 +3,9 @@
 
 #include "venvtx/core/confinement.hpp"
 
+#include <algorithm>
+#include <ctime>
+
 namespace venvtx {
 
 namespace {
@@ -16,6 +19,13 @@ std::int64_t nanoseconds(const struct timespec& at) {
 InodeKey inode_key_of(const struct stat& st) {
     return {static_cast<std::int64_t>(st.st_dev), static_cast<std::int64_t>(st.st_ino),
             static_cast<std::int64_t>(st.st_size), nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)};
+}
+
+bool settled(const InodeKey& key) {
+    constexpr std::int64_t k_settle_ns = 2'000'000'000;
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return std::max(key.mtime_ns, key.ctime_ns) < nanoseconds(now) - k_settle_ns;
 }
 
 std::optional<InodeKey> inode_key(const std::filesystem::path& path) {

@@ -5,6 +5,7 @@
 #include "venvtx/core/inode_key.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/state/state_index.hpp"
+#include "venvtx/store/venv_facts.hpp"
 #include "venvtx/venv/inventory.hpp"
 
 #include <algorithm>
@@ -20,20 +21,13 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-constexpr std::int64_t k_settle_ns = 2'000'000'000;
 constexpr const char* k_named_by[] = {"", "RECORD", "METADATA", "INSTALLER"};
-
-std::int64_t now_ns() {
-    struct timespec now {};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-}
 
 // The dist-info's key: each file's InodeKey, "-" for one that is missing. `settled`: none of them
 // changed within the last two seconds.
 std::string dist_key(const stdfs::path& dist_info, bool& settled) {
     std::string key;
-    std::int64_t newest = 0;
+    settled = true;
     for (const char* name : k_named_by) {
         struct stat st {};
         stdfs::path path = *name ? dist_info / name : dist_info;
@@ -44,9 +38,8 @@ std::string dist_key(const stdfs::path& dist_info, bool& settled) {
         InodeKey inode = inode_key_of(st);
         key += std::to_string(inode.dev) + ":" + std::to_string(inode.ino) + ":" + std::to_string(inode.size) + ":" +
                std::to_string(inode.mtime_ns) + ":" + std::to_string(inode.ctime_ns) + ";";
-        newest = std::max({newest, inode.mtime_ns, inode.ctime_ns});
+        settled = settled && venvtx::settled(inode);
     }
-    settled = newest < now_ns() - k_settle_ns;
     return key;
 }
 
@@ -54,12 +47,6 @@ struct Cached {
     std::string key;
     std::string dist;
 };
-
-std::optional<std::string> venv_fact(Database& db, const char* name) {
-    Statement query = db.prepare("SELECT value FROM venv_facts WHERE name = ?");
-    query.bind(1, std::string(name));
-    return query.step() ? std::optional(query.text(0)) : std::nullopt;
-}
 
 } // namespace
 
@@ -152,10 +139,7 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
     }
     save_state(db, state);
     if (remember) {
-        db.prepare("INSERT OR REPLACE INTO venv_facts (name, value) VALUES ('observed.keys', ?), ('observed.state', ?)")
-            .bind(1, keys)
-            .bind(2, state.id)
-            .run();
+        set_venv_facts(db, {{"observed.keys", keys}, {"observed.state", state.id}});
     }
     transaction.commit();
     return state;

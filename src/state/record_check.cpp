@@ -21,17 +21,10 @@ namespace {
 namespace stdfs = std::filesystem;
 
 constexpr std::size_t k_key_bytes = 5 * sizeof(std::int64_t);
-constexpr std::int64_t k_settle_ns = 2'000'000'000;
 
 std::string key_bytes(const InodeKey& key) {
     std::int64_t fields[5] = {key.dev, key.ino, key.size, key.mtime_ns, key.ctime_ns};
     return std::string(reinterpret_cast<const char*>(fields), k_key_bytes);
-}
-
-std::int64_t now_ns() {
-    struct timespec now {};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
 std::vector<RecordEntry> record_of(Database& db, const DistState& dist) {
@@ -61,7 +54,6 @@ std::vector<FileFinding> check_record_files(const VenvLayout& layout, Database& 
     }
     std::vector<FileFinding> findings;
     std::map<std::string, std::pair<std::string, std::string>> fresh;
-    std::int64_t settled_before = now_ns() - k_settle_ns;
     for (const auto& dist : now.dists) {
         std::vector<RecordEntry> entries = record_of(db, dist);
         auto found = cached.find(dist.dist_info);
@@ -97,8 +89,7 @@ std::vector<FileFinding> check_record_files(const VenvLayout& layout, Database& 
                 findings.push_back({"content", venv_path(dist, entry.path), dist.name});
                 continue;
             }
-            InodeKey inode = inode_key_of(st);
-            if (std::max(inode.mtime_ns, inode.ctime_ns) < settled_before) {
+            if (settled(inode_key_of(st))) {
                 keys.replace(i * k_key_bytes, k_key_bytes, key);
             }
         }

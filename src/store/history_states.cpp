@@ -5,6 +5,7 @@
 #include "venvtx/core/clock.hpp"
 #include "venvtx/core/identity.hpp"
 #include "venvtx/core/json_text.hpp"
+#include "venvtx/store/venv_facts.hpp"
 
 namespace venvtx {
 
@@ -56,20 +57,11 @@ void History::observe_states_with(std::function<std::optional<std::string>()> ob
 std::optional<std::string> History::observe_now() { return m_observe ? m_observe() : std::nullopt; }
 
 void History::note_last_state(const std::string& state) {
-    m_db.prepare("INSERT OR REPLACE INTO venv_facts (name, value) VALUES ('state.last', ?), ('state.recorded_at', ?)")
-        .bind(1, state)
-        .bind(2, utc_now_iso8601())
-        .run();
+    set_venv_facts(m_db, {{"state.last", state}, {"state.recorded_at", utc_now_iso8601()}});
 }
 
-std::optional<std::string> History::venv_fact(const char* name) {
-    Statement query = m_db.prepare("SELECT value FROM venv_facts WHERE name = ?");
-    query.bind(1, std::string(name));
-    return query.step() ? std::optional(query.text(0)) : std::nullopt;
-}
+std::optional<std::string> History::last_state() { return venv_fact(m_db, "state.last"); }
 
-std::optional<std::string> History::last_state() { return venv_fact("state.last"); }
-
-std::optional<std::string> History::last_recorded_at() { return venv_fact("state.recorded_at"); }
+std::optional<std::string> History::last_recorded_at() { return venv_fact(m_db, "state.recorded_at"); }
 
 } // namespace venvtx

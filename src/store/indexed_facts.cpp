@@ -6,18 +6,6 @@
 
 namespace venvtx {
 
-namespace {
-
-constexpr std::int64_t k_settle_ns = 2'000'000'000;
-
-std::int64_t now_ns() {
-    struct timespec now {};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-}
-
-} // namespace
-
 IndexedFacts::IndexedFacts(Store* store) : m_store(store) {
     if (!m_store) {
         return;
@@ -40,7 +28,7 @@ std::optional<std::string> IndexedFacts::find(const std::string& path, const std
 }
 
 void IndexedFacts::keep(const std::string& path, const std::string& kind, const InodeKey& key, std::string facts) {
-    if (!m_store || std::max(key.mtime_ns, key.ctime_ns) > now_ns() - k_settle_ns) {
+    if (!m_store || !settled(key)) {
         return;
     }
     Row row{kind, key, std::move(facts)};

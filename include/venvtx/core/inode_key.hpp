@@ -23,6 +23,10 @@ struct InodeKey {
 
 InodeKey inode_key_of(const struct stat& st);
 
+// Whether facts read under `key` may be kept: its mtime and ctime both lie more than two seconds
+// back (a change within the same clock tick as the reading would not move the key).
+bool settled(const InodeKey& key);
+
 // The key of the regular file at `path` (reached without following symlinks); nullopt for
 // anything else or nothing.
 std::optional<InodeKey> inode_key(const std::filesystem::path& path);

@@ -171,7 +171,6 @@ private:
     void write_state(std::int64_t id, TxState state, const std::optional<std::string>& message,
                      const std::optional<std::string>& state_after);
     std::optional<std::string> observe_now();
-    std::optional<std::string> venv_fact(const char* name);
     // One row of k_select_transaction; its packages too unless the caller reads them in bulk.
     TransactionRecord read_transaction(Statement& row, bool with_packages = true);
     std::optional<TransactionRecord> newest_where(const char* condition);
