@@ -27,7 +27,7 @@ Command register_gc(CLI::App& parent) {
     CLI::App* app = parent.add_subcommand(
         "gc", "prune the history beyond the retention policy and delete what only pruned transactions needed "
               "(pruned transactions stay in the log but can no longer be undone)");
-    app->add_option("--keep", flags->keep, "keep the newest N transactions (0: none)")->check(k_count);
+    app->add_option("--keep", flags->keep, "keep the newest N committed transactions, and all after them (0: none)")->check(k_count);
     app->add_option("--older-than", flags->older_than, "prune transactions older than this (30d, 12h, 90m, 2w)");
     app->add_option("--max-size", flags->max_size, "prune the oldest until stored files fit (10G, 500M, 2GiB)");
     app->add_flag("--dry-run", flags->dry_run, "say what would be pruned and freed, change nothing");

@@ -23,13 +23,17 @@ Command register_install(CLI::App& parent) {
     auto flags = std::make_shared<InstallFlags>();
     CLI::App* app = parent.add_subcommand(
         "install", "install or upgrade through the venv's installer (uv if present, else pip), as one transaction");
-    app->add_option("spec", flags->specs, "requirement specifiers; installer arguments go after --")->required();
+    app->add_option("spec", flags->specs, "requirement specifiers; installer arguments go after --");
     app->add_option("--installer", flags->installer, "auto (uv when on PATH, else pip), pip or uv");
     flags->capture.add_to(*app);
     flags->mutation.add_to(*app);
     flags->preview.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
+                if (flags->specs.empty() && global.passthrough.empty()) {
+                    throw usage_error("install needs what to install: venvtx install SPEC... [-- INSTALLER-ARGS], "
+                                      "or venvtx install -- -r requirements.txt");
+                }
                 Context context = make_context(global, out);
                 CommandOptions options{"install",
                                        installer_command(context.layout, installer_from(flags->installer), flags->specs,

@@ -26,7 +26,7 @@ Command register_log(CLI::App& parent) {
                                                     : std::vector<TransactionRecord>()) {
                         list.push_back(transaction_json(record));
                     }
-                    out.document(list);
+                    out.document({{"transactions", list}});
                     return 0;
                 }
                 std::string lines; // one write for the whole list, not one per transaction
@@ -38,7 +38,7 @@ Command register_log(CLI::App& parent) {
                 } else {
                     out.verdict(lines);
                 }
-                if (store) {
+                if (store && out.verbose()) {
                     out.say(describe_store(*store));
                 }
                 return 0;

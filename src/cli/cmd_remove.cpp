@@ -16,6 +16,7 @@ struct RemoveFlags {
     bool keep_going = false;
     std::size_t jobs = 0;
     bool no_system_fallback = false;
+    bool strict = false;
 };
 
 } // namespace
@@ -34,10 +35,13 @@ Command register_remove(CLI::App& parent) {
         ->check(k_jobs);
     app->add_flag("--no-system-fallback", flags->no_system_fallback,
                   "--keep-going: keep a distribution whose libraries would otherwise come from a system copy");
+    app->add_flag("--strict", flags->strict,
+                  "a pattern that matches nothing is an error (by default it is skipped with a warning when "
+                  "another pattern matched, as pip skips what is not installed)");
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 RemoveOptions options{flags->patterns, flags->mutation.resolve(), flags->keep_going, flags->jobs,
-                                      flags->no_system_fallback};
+                                      flags->no_system_fallback, flags->strict};
                 flags->preview.apply_to(options.mutation);
                 Context context = make_context(global, out);
                 return finish(out, remove_distributions(context, options));

@@ -13,22 +13,31 @@
 namespace venvtx::cli {
 
 Command register_show(CLI::App& parent) {
-    auto id = std::make_shared<std::int64_t>(0);
-    CLI::App* app = parent.add_subcommand("show", "one entry of the history: packages, files, probe reports; for a run, what it loaded");
-    app->add_option("tx", *id, "entry id (see `venvtx log`)")->required()->check(k_transaction_id);
-    return {app, [id](const GlobalOptions& global) {
+    auto asked = std::make_shared<std::optional<std::int64_t>>();
+    CLI::App* app = parent.add_subcommand("show", "one entry of the history (the newest by default): packages, files, "
+                                                  "probe reports; for a run, what it loaded");
+    app->add_option("tx", *asked, "entry id (see `venvtx log`; default: the newest)")->check(k_transaction_id);
+    return {app, [asked](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
                 HistorySession session(context, false); // records a change made outside venvtx first
+                std::string which = *asked ? "entry " + std::to_string(**asked) : std::string("entry");
+                nlohmann::json details = *asked ? nlohmann::json{{"tx", **asked}} : nlohmann::json::object();
                 if (!session.has_store()) {
-                    throw usage_error("no transaction " + std::to_string(*id) + ": no venvtx history yet");
+                    throw Error(ExitCode::usage, "not_found", "no " + which + ": no venvtx history yet", details);
                 }
                 Store& store = session.store();
-                auto record = store.history().find(*id);
-                if (!record) {
-                    throw usage_error("no transaction " + std::to_string(*id));
+                std::optional<TransactionRecord> record;
+                if (*asked) {
+                    record = store.history().find(**asked);
+                } else if (auto newest = store.history().list(1); !newest.empty()) {
+                    record = newest.front();
                 }
-                std::vector<Entry> entries = store.history().entries(*id);
+                if (!record) {
+                    throw Error(ExitCode::usage, "not_found", "no " + which + " (see `venvtx log`)", details);
+                }
+                const std::int64_t id = record->id;
+                std::vector<Entry> entries = store.history().entries(id);
                 // Where the bytes that undo it are: loose objects, packs (read on a rollback), or gone.
                 std::set<std::string> objects;
                 for (const auto& entry : entries) {
@@ -47,19 +56,17 @@ Command register_show(CLI::App& parent) {
                         packs.insert(packed[hex]);
                     }
                 }
-                std::size_t unhashed = pending_of(store.db(), *id).size();
+                std::size_t unhashed = pending_of(store.db(), id).size();
                 nlohmann::json stored = {{"objects", objects.size()}, {"loose", loose}, {"packed", packed.size()},
                                          {"packs", packs.size()}, {"unhashed", unhashed}};
                 if (out.json()) {
-                    nlohmann::json json = transaction_json(*record);
-                    json["stored"] = stored;
-                    json["paths"] = nlohmann::json::array();
+                    nlohmann::json paths = nlohmann::json::array();
                     for (const auto& entry : entries) {
-                        json["paths"].push_back({{"path", entry.path},
-                                                 {"before", node_type_name(entry.before.type)},
-                                                 {"after", node_type_name(entry.after.type)}});
+                        paths.push_back({{"path", entry.path},
+                                         {"before", node_type_name(entry.before.type)},
+                                         {"after", node_type_name(entry.after.type)}});
                     }
-                    out.document(json);
+                    out.document({{"transaction", transaction_json(*record)}, {"paths", paths}, {"stored", stored}});
                 } else {
                     out.verdict(transaction_details(*record, entries));
                     if (unhashed > 0) {

@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "venvtx/ops/history_queries.hpp"
+#include "venvtx/report/transaction_text.hpp"
 #include "venvtx/state/venv_state.hpp"
 
 #include <memory>
@@ -15,11 +16,12 @@ Command register_stamp(CLI::App& parent) {
     return {app, [comment](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
-                auto [id, state] = stamp(context, *comment);
+                TransactionRecord entry = stamp(context, *comment);
                 if (out.json()) {
-                    out.document({{"id", id}, {"kind", "stamp"}, {"state", state}});
+                    out.document({{"transaction", transaction_json(entry)}});
                 } else {
-                    out.verdict("stamp " + std::to_string(id) + ": state " + short_state_id(state));
+                    out.verdict("stamp " + std::to_string(entry.id) + ": state " +
+                                short_state_id(entry.state_after.value_or("")));
                 }
                 return 0;
             }};

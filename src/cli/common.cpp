@@ -155,12 +155,17 @@ Context make_context(const GlobalOptions& global, const Output& out) {
 
 int finish(const Output& out, const Outcome& outcome) {
     if (out.json() && !outcome.document_printed) {
-        nlohmann::json document = outcome.tx ? transaction_json(*outcome.tx) : nlohmann::json();
-        if (outcome.tx) {
-            document.update(outcome.extra);
-        }
+        nlohmann::json document = {{"changed_outside", nlohmann::json::array()}, {"not_at_target", nullptr}};
+        document.update(outcome.extra);
+        document["dry_run"] = outcome.dry_run;
+        document["changed"] = outcome.tx && outcome.tx->state == TxState::committed; // empty ones are not kept
+        document["transaction"] = outcome.tx ? transaction_json(*outcome.tx) : nlohmann::json();
+        document["plan"] = outcome.plan;
+        document["what_if"] = outcome.what_if;
         out.document(document);
     } else if (out.json()) {
+    } else if (out.quiet() && outcome.tx && outcome.tx->state == TxState::committed) {
+        out.verdict(std::to_string(outcome.tx->id)); // -q: the id, for a script to keep
     } else if (outcome.tx && outcome.code == ExitCode::ok && outcome.tx->state == TxState::committed) {
         const auto& tx = *outcome.tx;
         std::string what = tx.kind;

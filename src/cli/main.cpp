@@ -1,8 +1,9 @@
 // venvtx: parse the command line, run one command, map errors to the contract's exit codes.
 #include "command.hpp"
+#include "parse_errors.hpp"
 
 #include "venvtx/core/error.hpp"
-#include "venvtx/core/json_text.hpp"
+#include "venvtx/core/output.hpp"
 #include "venvtx/core/subprocess.hpp"
 
 #include <algorithm>
@@ -12,36 +13,15 @@
 
 namespace {
 
-void print_error(bool json, int code, const std::string& message) {
+void print_error(bool json, const venvtx::Error& error) {
     if (json) {
-        nlohmann::json document = {{"error", {{"code", code}, {"message", message}}}};
-        std::cout << venvtx::json_text(document, -1) << std::endl;
+        venvtx::Output(venvtx::OutputOptions{true}).document(
+            {{"error",
+              {{"kind", error.kind()}, {"exit_code", static_cast<int>(error.code())},
+               {"message", error.what()}, {"details", error.details()}}}});
     } else {
-        std::cerr << "venvtx: " << message << std::endl;
+        std::cerr << "venvtx: " << error.what() << std::endl;
     }
-}
-
-// The first word that is neither an option nor an option's value, when it names no command.
-std::optional<std::string> unknown_command(CLI::App& app, const std::vector<std::string>& typed) {
-    for (auto it = typed.begin(); it != typed.end(); ++it) {
-        if (*it == "--venv" || *it == "--store") {
-            ++it;
-            if (it == typed.end()) {
-                break;
-            }
-            continue;
-        }
-        if (it->empty() || it->front() == '-') {
-            continue;
-        }
-        for (const CLI::App* command : app.get_subcommands({})) {
-            if (command->get_name() == *it) {
-                return std::nullopt;
-            }
-        }
-        return *it;
-    }
-    return std::nullopt;
 }
 
 } // namespace
@@ -83,20 +63,19 @@ int main(int argc, char** argv) {
         app.parse(ours);
     } catch (const CLI::CallForVersion&) {
         bool json = std::find(typed.begin(), typed.end(), "--json") != typed.end();
-        std::cout << (json ? venvtx::json_text({{"version", VENVTX_VERSION}}, -1) : "venvtx " VENVTX_VERSION)
-                  << std::endl;
+        if (json) {
+            Output(OutputOptions{true}).document({{"version", VENVTX_VERSION}});
+        } else {
+            std::cout << "venvtx " VENVTX_VERSION << std::endl;
+        }
         return 0;
     } catch (const CLI::CallForHelp& help) {
         return app.exit(help);
     } catch (const CLI::CallForAllHelp& help) {
         return app.exit(help);
     } catch (const CLI::ParseError& error) {
-        std::string message = error.what();
-        if (auto unknown = unknown_command(app, typed)) {
-            message = "unknown command '" + *unknown + "'";
-        }
-        print_error(global.json || std::find(typed.begin(), typed.end(), "--json") != typed.end(), 2,
-                    message + " (see venvtx --help)");
+        print_error(global.json || std::find(typed.begin(), typed.end(), "--json") != typed.end(),
+                    usage_error(explain_parse_error(app, typed, error)));
         return 2;
     }
     try {
@@ -111,10 +90,10 @@ int main(int argc, char** argv) {
         }
         return 2;
     } catch (const Error& error) {
-        print_error(global.json, static_cast<int>(error.code()), error.what());
+        print_error(global.json, error);
         return static_cast<int>(error.code());
     } catch (const std::exception& error) {
-        print_error(global.json, 1, std::string("internal error: ") + error.what());
+        print_error(global.json, Error(ExitCode::internal, std::string("internal error: ") + error.what()));
         return 1;
     }
 }

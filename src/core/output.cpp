@@ -40,13 +40,18 @@ void Output::verdict(const std::string& line) const {
     }
 }
 
+void Output::warn(const std::string& line) const {
+    Progress::instance().print_line(stderr, "venvtx: warning: " + line);
+}
+
 void Output::debug(const std::string& line) const {
     if (m_options.verbose) {
         Progress::instance().print_line(stderr, "venvtx: " + line);
     }
 }
 
-void Output::document(const nlohmann::json& value) const {
+void Output::document(nlohmann::json value) const {
+    value["schema_version"] = k_json_schema_version;
     std::string text = json_text(value);
     std::fprintf(stdout, "%s\n", text.c_str());
     std::fflush(stdout);

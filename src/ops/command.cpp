@@ -12,6 +12,7 @@
 #include "venvtx/core/mutation_trap.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/core/subprocess.hpp"
+#include "venvtx/ops/command_plan.hpp"
 #include "venvtx/ops/outside_changes.hpp"
 #include "venvtx/preview/upper_layer.hpp"
 #include "venvtx/store/object_keys.hpp"
@@ -34,25 +35,6 @@ namespace venvtx {
 namespace stdfs = std::filesystem;
 
 namespace {
-
-std::vector<PackageChange> package_changes(const std::map<std::string, std::string>& before,
-                                           const std::map<std::string, std::string>& after) {
-    std::vector<PackageChange> changes;
-    for (const auto& [name, version] : before) {
-        auto now = after.find(name);
-        if (now == after.end()) {
-            changes.push_back({name, version, std::nullopt});
-        } else if (now->second != version) {
-            changes.push_back({name, version, now->second});
-        }
-    }
-    for (const auto& [name, version] : after) {
-        if (before.count(name) == 0) {
-            changes.push_back({name, std::nullopt, version});
-        }
-    }
-    return changes;
-}
 
 std::string last_line(std::string text) {
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
@@ -285,6 +267,52 @@ std::vector<std::string> installer_command(const VenvLayout& layout, Installer i
     return argv;
 }
 
+namespace {
+
+// --dry-run: an install without a probe asks its installer; anything else runs in a private
+// view (with the probe, if any), where it can; a run that cannot says it cannot tell.
+Outcome dry_run(const Context& context, const CommandOptions& options) {
+    auto versions_before = installed_versions(context.layout);
+    bool with_probe = !options.mutation.probe.code.empty();
+    if (options.kind == "install" && (!with_probe || options.mutation.preview == PreviewMode::never)) {
+        Outcome outcome;
+        outcome.dry_run = true;
+        outcome.plan = command_plan_json(options.kind, options.argv,
+                                         installer_dry_run(context, options.argv, versions_before));
+        context.out.say("would run " + command_name(options.argv) + " as one transaction:");
+        say_command_plan(context.out, outcome.plan);
+        context.out.say(std::string(with_probe ? "not probed (--preview never); " : "") + "dry run: nothing changed");
+        return outcome;
+    }
+    if (options.mutation.preview == PreviewMode::never) {
+        Outcome outcome;
+        outcome.dry_run = true;
+        outcome.plan = command_plan_json(options.kind, options.argv, std::nullopt);
+        context.out.say("would run " + command_name(options.argv) + " as one transaction; " +
+                        "what it changes is known only once it runs (--preview never); dry run: nothing changed");
+        return outcome;
+    }
+    return run_what_if(
+        context, options.mutation, command_name(options.argv),
+        [&] {
+            check_exit(options.argv, run_subprocess(command_spec(context, options)));
+            return nlohmann::json{{"versions", installed_versions(context.layout)}};
+        },
+        [&](const nlohmann::json& change) {
+            std::optional<std::vector<PackageChange>> packages;
+            if (change.is_object() && change.contains("versions")) {
+                packages = package_changes(versions_before, change["versions"]);
+            }
+            nlohmann::json plan = command_plan_json(options.kind, options.argv, packages);
+            context.out.say(command_name(options.argv) + " in a private view:");
+            say_command_plan(context.out, plan);
+            return plan;
+        },
+        ""); // the command prints on the terminal
+}
+
+} // namespace
+
 Outcome run_command_transaction(const Context& context, const CommandOptions& options) {
     if (options.argv.empty()) {
         throw usage_error("no command to run: venvtx run -- CMD [ARGS...]");
@@ -292,18 +320,9 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     if (!find_program(options.argv.front())) {
         throw usage_error("command not found: " + options.argv.front() + " (nothing was changed)");
     }
-    if (options.mutation.dry_run && !options.mutation.probe.code.empty() &&
-        options.mutation.preview != PreviewMode::never) {
-        return run_what_if(context, options.mutation, command_name(options.argv),
-                           [&] {
-                               check_exit(options.argv, run_subprocess(command_spec(context, options)));
-                               return nlohmann::json::object();
-                           },
-                           {{"argv", options.argv}}, ""); // the command prints on the terminal
-    }
+    refuse_prompting_command(options.argv);
     if (options.mutation.dry_run) {
-        context.out.say("would run " + options.argv.front() + " as one transaction (dry run: nothing changed)");
-        return {};
+        return dry_run(context, options);
     }
     // With --capture auto the overlay is the capture, probe or not; a capture asked for by name
     // is the in-place one, used without a probe (with one, where the view is refused).
@@ -335,7 +354,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         if (preview.change.contains("versions")) {
             plan.packages = package_changes(versions_before, preview.change["versions"]);
         }
-        if (!preview.failure && !preview.probe_failed() && !preview.baseline_failed()) {
+        if (!preview.failure && !preview.probe_failed()) {
             plan.entries = read_upper_layer(preview.layer, context.layout, hidden_from_preview(context));
         }
         return plan;

@@ -92,7 +92,10 @@ std::vector<DriftedPath> find_drift(const VenvLayout& layout, History& history,
     return drifted;
 }
 
-std::string describe_drift(const std::vector<DriftedPath>& drifted) {
+namespace {
+
+// The distributions whose dist-info changed ("alpha-3.0.dist-info/RECORD" -> "alpha-3.0").
+std::set<std::string> drifted_distributions(const std::vector<DriftedPath>& drifted) {
     std::set<std::string> dists;
     for (const auto& item : drifted) {
         auto at = item.path.find(".dist-info/");
@@ -102,6 +105,21 @@ std::string describe_drift(const std::vector<DriftedPath>& drifted) {
                                           at - (slash == std::string::npos ? 0 : slash + 1)));
         }
     }
+    return dists;
+}
+
+} // namespace
+
+nlohmann::json drift_json(const std::vector<DriftedPath>& drifted) {
+    nlohmann::json paths = nlohmann::json::array();
+    for (const auto& item : drifted) {
+        paths.push_back({{"path", item.path}, {"found", item.found}});
+    }
+    return {{"paths", paths}, {"distributions", drifted_distributions(drifted)}};
+}
+
+std::string describe_drift(const std::vector<DriftedPath>& drifted) {
+    std::set<std::string> dists = drifted_distributions(drifted);
     std::string text = std::to_string(drifted.size()) + " path" + (drifted.size() == 1 ? "" : "s") +
                        " changed since:";
     for (std::size_t i = 0; i < drifted.size() && i < 3; ++i) {

@@ -53,7 +53,7 @@ std::pair<HistoryPoint, VenvState> state_at(const Context& context, const std::s
     return {resolved, point_state(store, resolved, now)};
 }
 
-std::pair<std::int64_t, std::string> stamp(const Context& context, const std::optional<std::string>& comment) {
+TransactionRecord stamp(const Context& context, const std::optional<std::string>& comment) {
     HistorySession session(context, true);
     RecordedEntry entry;
     entry.kind = "stamp";
@@ -67,7 +67,8 @@ std::pair<std::int64_t, std::string> stamp(const Context& context, const std::op
     if (comment) {
         (*entry.details)["note"] = *comment;
     }
-    return {session.store().history().record(entry), *entry.state_after};
+    History& history = session.store().history();
+    return *history.find(history.record(entry));
 }
 
 } // namespace venvtx

@@ -122,6 +122,7 @@ private:
 
     Outcome try_whole(const std::vector<std::string>& names) {
         TransactionPlan plan = removal_transaction(plan_for(names));
+        plan.needs_passing_baseline = true; // a search for what the probe tolerates needs one it passes
         m_whole.removed = names;
         std::sort(m_whole.removed.begin(), m_whole.removed.end());
         if (m_previewing) {
@@ -142,6 +143,7 @@ private:
                 }
                 say_baseline();
                 std::int64_t id = record_failed_preview(m_context, m_store, "remove", plan.packages, preview);
+                m_attempts.push_back(id);
                 m_context.out.verdict("keep-going: removing all " + std::to_string(names.size()) +
                                       " failed the probe in a private view: " + m_whole.error);
                 return {ExitCode::probe_failed, m_store.history().find(id)};
@@ -149,6 +151,9 @@ private:
             plan.baseline = preview.baseline; // in place from here (or nothing: the baseline failed)
         }
         Outcome outcome = run_transaction(m_context, m_options.mutation, m_store, std::move(plan));
+        if (outcome.tx) {
+            m_attempts.push_back(outcome.tx->id);
+        }
         if (outcome.tx && outcome.tx->baseline) {
             m_baseline = probe_report_from_json(*outcome.tx->baseline);
         }
@@ -195,6 +200,9 @@ private:
                 TransactionPlan plan = removal_transaction(plan_for(set));
                 plan.trial = true;
                 Outcome outcome = run_transaction(m_context, m_candidate_options, m_store, std::move(plan));
+                if (outcome.tx) {
+                    m_attempts.push_back(outcome.tx->id);
+                }
                 trials.push_back({set, outcome.code == ExitCode::ok, outcome.tx ? probe_error(outcome.tx->probe) : ""});
             }
         }
@@ -271,8 +279,23 @@ private:
         for (const auto& trial : m_search.trials) {
             trials.push_back({{"removed", trial.removed}, {"passed", trial.passed}, {"error", trial.error}});
         }
-        outcome.extra["keep_going"] = {{"removed", removed_json}, {"kept", kept_json},      {"probes", m_probes},
-                                       {"exact", m_search.exact}, {"previewed", m_previewing}, {"trials", trials}};
+        nlohmann::json attempts = nlohmann::json::array();
+        for (std::int64_t id : m_attempts) {
+            if (!outcome.tx || id != outcome.tx->id) {
+                attempts.push_back(id);
+            }
+        }
+        nlohmann::json search = {{"removed", removed_json}, {"kept", kept_json}, {"probes", m_probes},
+                                 {"exact", m_search.exact}, {"previewed", m_previewing}, {"trials", trials},
+                                 {"attempts", attempts}};
+        if (outcome.tx) { // one transaction holds the whole search; its attempts point to it
+            History& history = m_store.history();
+            history.add_details(outcome.tx->id, {{"keep_going", search}});
+            for (const auto& id : attempts) {
+                history.add_details(id.get<std::int64_t>(), {{"part_of", outcome.tx->id}});
+            }
+            outcome.tx = history.find(outcome.tx->id);
+        }
         return outcome;
     }
 
@@ -289,6 +312,7 @@ private:
     SubsetSearch m_search;
     std::map<std::vector<std::string>, ProbeReport> m_previewed;  // passing previews, by sorted set
     std::map<std::string, std::string> m_refused;                  // kept by --no-system-fallback
+    std::vector<std::int64_t> m_attempts;  // transactions the search recorded on its way (restored or aborted)
     int m_probes = 0;
 };
 

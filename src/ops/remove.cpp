@@ -56,7 +56,8 @@ PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& opt
     {
         Progress::Phase phase("reading the venv's distributions");
         planned.inventory = scan_inventory(context.layout, &facts);
-        planned.plan = plan_removal(context.layout, planned.inventory, options.patterns, context.store_root);
+        planned.plan = plan_removal(context.layout, planned.inventory, options.patterns, context.store_root,
+                                    options.strict);
     }
     {
         Progress::Phase phase("reading shared libraries");
@@ -157,17 +158,17 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
         if (!options.mutation.probe.code.empty()) {
             return run_what_if(context, options.mutation, "the removal",
                                [&] { return remove_in_view(context.layout, planned.plan); },
-                               removal_plan_json(planned.plan, planned.impact),
+                               [&](const nlohmann::json&) { return removal_plan_json(planned.plan, planned.impact); },
                                "what-if: removing in a private view and probing");
         }
-        if (context.out.json()) {
-            context.out.document(removal_plan_json(planned.plan, planned.impact));
-        }
         context.out.say("dry run: nothing changed");
-        return {ExitCode::ok, std::nullopt, true, {}};
+        Outcome outcome;
+        outcome.dry_run = true;
+        outcome.plan = removal_plan_json(planned.plan, planned.impact);
+        return outcome;
     }
     if (!Store::exists(context.store_root)) {
-        select_targets(scan_inventory(context.layout), options.patterns); // bad input leaves no store behind
+        select_targets(scan_inventory(context.layout), options.patterns, options.strict); // bad input leaves no store behind
     }
     // Plan under the locks: another venvtx (or uv) may change the venv until we hold them.
     MutationSession session(context, options.mutation.wait_s);
@@ -179,7 +180,11 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
     PreviewedChange change;
     change.kind = "remove";
     change.in_view = [&] { return remove_in_view(context.layout, planned.plan); };
-    change.plan = [&](const PreviewResult&) { return removal_transaction(planned.plan); };
+    change.plan = [&](const PreviewResult&) {
+        TransactionPlan plan = removal_transaction(planned.plan);
+        plan.details = nlohmann::json{{"plan", removal_plan_json(planned.plan, planned.impact)}};
+        return plan;
+    };
     change.progress_label = "removing in a private view and probing";
     return retain_after(context, store, run_previewed(context, options.mutation, store, change));
 }

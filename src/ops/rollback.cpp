@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/ops/drift.hpp"
+#include "venvtx/ops/rollback_dry_run.hpp"
 #include "venvtx/ops/rollback_plan.hpp"
 #include "venvtx/report/transaction_text.hpp"
 #include "venvtx/state/history_point.hpp"
@@ -91,16 +92,20 @@ std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& opti
     if (options.tx) {
         auto record = store.history().find(*options.tx);
         if (!record || record->state == TxState::recorded) {
-            throw usage_error("no transaction " + std::to_string(*options.tx) +
-                              (record ? " (entry " + std::to_string(*options.tx) + " is " + record->kind +
-                                            ", not a transaction: nothing to undo)"
-                                      : ""));
+            throw Error(ExitCode::usage, "not_found",
+                        "no transaction " + std::to_string(*options.tx) +
+                            (record ? " (entry " + std::to_string(*options.tx) + " is " + record->kind +
+                                          ", not a transaction: nothing to undo)"
+                                    : ""),
+                        {{"tx", *options.tx}});
         }
         if (record->state != TxState::committed || record->undone_by || record->kind == "rollback") {
-            throw usage_error("tx " + std::to_string(*options.tx) + " cannot be undone: it is " +
-                              (record->kind == "rollback" ? std::string("a rollback (`venvtx rollback --redo`)")
-                                                          : std::string(to_string(record->state))) +
-                              "; nothing was changed");
+            throw Error(ExitCode::usage, "not_undoable",
+                        "tx " + std::to_string(*options.tx) + " cannot be undone: it is " +
+                            (record->kind == "rollback" ? std::string("a rollback (`venvtx rollback --redo`)")
+                                                        : std::string(to_string(record->state))) +
+                            "; nothing was changed",
+                        {{"tx", *options.tx}});
         }
         found.push_back(*record);
         return found;
@@ -112,7 +117,8 @@ std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& opti
         return found;
     }
     if (*options.to != 0 && !store.history().find(*options.to)) {
-        throw usage_error("no entry " + std::to_string(*options.to) + " (see `venvtx log`)");
+        throw Error(ExitCode::usage, "not_found", "no entry " + std::to_string(*options.to) + " (see `venvtx log`)",
+                    {{"tx", *options.to}});
     }
     for (const auto& record : store.history().list(std::nullopt)) {
         if (record.id > *options.to && record.state == TxState::committed && !record.undone_by &&
@@ -133,10 +139,18 @@ std::string refuse_drift(const Context& context, Store& store, const std::vector
     }
     std::string what = "tx " + std::to_string(undo.front().id) + (undo.size() > 1 ? " and earlier" : "");
     if (!force) {
-        throw Error(ExitCode::verify_failed, "refusing to undo " + what + ": " + describe_drift(drifted) +
-                                                 outside_since(store, undo.back().id) +
-                                                 "; nothing was changed (--force stores the changed files "
-                                                 "and undoes it anyway)");
+        nlohmann::json details = drift_json(drifted);
+        details["tx"] = undo.front().id;
+        details["outside"] = nlohmann::json::array();
+        for (const auto& record : store.history().list(std::nullopt)) {
+            if (record.kind == "outside" && record.id > undo.back().id) {
+                details["outside"].push_back(record.id);
+            }
+        }
+        throw Error(ExitCode::verify_failed, "drift",
+                    "refusing to undo " + what + ": " + describe_drift(drifted) + outside_since(store, undo.back().id) +
+                        "; nothing was changed (--force stores the changed files and undoes it anyway)",
+                    details);
     }
     std::string forced = "--force: undoing " + what + " over " + describe_drift(drifted) + outside_since(store, undo.back().id);
     context.out.say(forced + " (the changed files are stored first)");
@@ -185,8 +199,10 @@ void refuse_pruned(Store& store, const RollbackOptions& options, const std::vect
         bool was_undoable = record.state == TxState::pruned && record.pruned_from == TxState::committed &&
                             !record.undone_by && (options.redo ? is_rollback : record.kind != "rollback");
         if (was_undoable && record.id > options.to.value_or(0)) {
-            throw usage_error("tx " + std::to_string(record.id) + " (" + record.kind + ") was pruned by `venvtx gc`: " +
-                              "its stored files may be gone, so it cannot be undone; nothing was changed");
+            throw Error(ExitCode::usage, "pruned",
+                        "tx " + std::to_string(record.id) + " (" + record.kind + ") was pruned by `venvtx gc`: " +
+                            "its stored files may be gone, so it cannot be undone; nothing was changed",
+                        {{"tx", record.id}});
         }
     }
 }
@@ -195,31 +211,35 @@ void refuse_pruned(Store& store, const RollbackOptions& options, const std::vect
 
 Outcome rollback(const Context& context, const RollbackOptions& options) {
     if (!Store::exists(context.store_root)) {
-        throw usage_error(std::string(options.redo ? "nothing to redo" : "nothing to roll back") +
-                          ": no venvtx history in " + context.store_root.string());
+        throw Error(ExitCode::usage, "nothing_to_undo",
+                    std::string(options.redo ? "nothing to redo" : "nothing to roll back") +
+                        ": no venvtx history in " + context.store_root.string(),
+                    nlohmann::json::object());
     }
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();
     std::vector<TransactionRecord> undo = targets(store, options);
     refuse_pruned(store, options, undo);
     if (undo.empty()) {
-        throw usage_error(options.redo ? std::string("nothing to redo: no rollback to undo")
-                          : options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)
-                                       : std::string("nothing to roll back"));
+        throw Error(ExitCode::usage, "nothing_to_undo",
+                    options.redo ? std::string("nothing to redo: no rollback to undo")
+                    : options.to ? "nothing to roll back after transaction " + std::to_string(*options.to)
+                                 : std::string("nothing to roll back"),
+                    nlohmann::json::object());
     }
     if (options.tx) {
         refuse_touched_since(store, undo.front());
     }
-    std::string forced = refuse_drift(context, store, undo, options.mutation.force);
     std::string ids;
     for (const auto& record : undo) {
         ids += (ids.empty() ? "" : ", ") + std::to_string(record.id) + " (" + record.kind + ")";
     }
-    context.out.say(std::string(options.mutation.dry_run ? "would undo" : "undoing") + " tx " + ids +
-                    (undo.size() > 1 ? " as one transaction" : ""));
     if (options.mutation.dry_run) {
-        return {};
+        context.out.say("would undo tx " + ids + (undo.size() > 1 ? " as one transaction" : "") + ":");
+        return rollback_dry_run(context, store, undo, options.mutation.force);
     }
+    std::string forced = refuse_drift(context, store, undo, options.mutation.force);
+    context.out.say("undoing tx " + ids + (undo.size() > 1 ? " as one transaction" : ""));
     bool live_probe = !options.mutation.probe.code.empty();
     TransactionPlan plan = undo.size() == 1
                                ? inverse_of(context, store, undo.front(), live_probe, options.mutation.force)

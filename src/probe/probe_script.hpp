@@ -12,15 +12,18 @@ def first_error_line(exc):
     return text[-1] if text else type(exc).__name__
 
 report = {"passed": True, "error": None, "gpus": None}
+status = 0  # what the interpreter would have exited with, had it run the code itself
 try:
     for index, code in enumerate(json.loads(os.environ["VENVTX_PROBE_CODE"])):
         exec(compile(code, "<probe %d>" % (index + 1), "exec"), {"__name__": "__main__"})
 except SystemExit as exc:
     if exc.code not in (None, 0):
+        status = exc.code if isinstance(exc.code, int) else 1
         report["passed"] = False
         report["error"] = "SystemExit: %s" % (exc.code,)
 except BaseException as exc:
     traceback.print_exc()
+    status = 1
     report["passed"] = False
     report["error"] = first_error_line(exc)
 
@@ -64,6 +67,7 @@ report["mapped"] = sorted(mapped)
 
 with os.fdopen(3, "w") as channel:
     json.dump(report, channel)
+sys.exit(status)
 )venvtx_py";
 
 } // namespace venvtx

@@ -4,6 +4,9 @@
 namespace venvtx {
 
 void say_removal_plan(const Output& out, const RemovalPlan& plan) {
+    for (const auto& pattern : plan.unmatched) {
+        out.warn("skipping '" + pattern + "': no installed distribution matches it (--strict refuses)");
+    }
     out.say("remove " + std::to_string(plan.targets.size()) + " distribution(s): " +
             std::to_string(plan.files.size()) + " files, " + std::to_string(plan.dirs.size()) +
             " directories, " + human_bytes(plan.bytes));
@@ -54,7 +57,7 @@ void say_removal_impact(const Output& out, const VenvLayout& layout, const Remov
 nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& impact) {
     nlohmann::json targets = nlohmann::json::array();
     for (const Distribution* dist : plan.targets) {
-        targets.push_back({{"name", dist->name}, {"version", dist->version}});
+        targets.push_back({{"name", dist->name}, {"before", dist->version}, {"after", nullptr}});
     }
     nlohmann::json shared = nlohmann::json::array();
     for (const auto& file : plan.shared_kept) {
@@ -66,13 +69,14 @@ nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& i
                           {"requires", requirement.requirement},
                           {"removed", requirement.removed}});
     }
-    nlohmann::json json = {{"dry_run", true},
+    nlohmann::json json = {{"kind", "remove"},
                            {"broken_requirements", broken},
                            {"packages", targets},
                            {"files", plan.files.size()},
                            {"directories", plan.dirs.size()},
                            {"bytes", plan.bytes},
-                           {"shared_kept", shared}};
+                           {"shared_kept", shared},
+                           {"unmatched", plan.unmatched}};
     json.update(removal_impact_json(impact));
     return json;
 }

@@ -31,6 +31,22 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
     auto maybe_id = [](const std::optional<std::int64_t>& id) {
         return id ? nlohmann::json(*id) : nlohmann::json();
     };
+    // The plan and a keep-going search are kept in `details` and shown under keys of their own.
+    nlohmann::json details = record.details.value_or(nlohmann::json());
+    auto take = [&](const char* key) {
+        nlohmann::json value;
+        if (details.is_object() && details.contains(key)) {
+            value = details[key];
+            details.erase(key);
+        }
+        return value;
+    };
+    nlohmann::json plan = take("plan");
+    nlohmann::json keep_going = take("keep_going");
+    nlohmann::json repair = take("repair"); // "fixed" or "still_failing": the venv failed the baseline
+    if (details.is_object() && details.empty()) {
+        details = nullptr;
+    }
     return {{"id", record.id},
             {"kind", record.kind},
             {"state", to_string(record.state)},
@@ -58,7 +74,10 @@ nlohmann::json transaction_json(const TransactionRecord& record) {
             {"user", record.user},
             {"host", record.host},
             {"venvtx_version", record.venvtx_version},
-            {"details", record.details.value_or(nlohmann::json())}};
+            {"plan", plan},
+            {"keep_going", keep_going},
+            {"repair", repair},
+            {"details", details}};
 }
 
 std::string package_change_text(const PackageChange& change) {

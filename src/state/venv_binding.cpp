@@ -23,9 +23,11 @@ void bind_store(Store& store, const VenvLayout& layout) {
     Database& db = store.db();
     std::optional<std::string> root = venv_fact(db, "venv.root");
     if (root && *root != layout.root.string()) {
-        throw usage_error("the store " + store.root().string() + " belongs to the venv " + *root + " (python " +
-                          venv_fact(db, "venv.python").value_or("?") + "), not to " + layout.root.string() +
-                          ": nothing was changed (give each venv its own store: --store DIR or VENVTX_STORE)");
+        throw Error(ExitCode::usage, "store_bound",
+                    "the store " + store.root().string() + " belongs to the venv " + *root + " (python " +
+                        venv_fact(db, "venv.python").value_or("?") + "), not to " + layout.root.string() +
+                        ": nothing was changed (give each venv its own store: --store DIR or VENVTX_STORE)",
+                    {{"store", store.root().string()}, {"venv", *root}});
     }
     if (!root && !db.read_only()) {
         set_venv_facts(db, {{"venv.root", layout.root.string()}, {"venv.python", interpreter_of(layout)}});

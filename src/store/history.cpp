@@ -4,6 +4,7 @@
 
 #include "history_rows.hpp"
 #include "venvtx/core/clock.hpp"
+#include "venvtx/core/error.hpp"
 #include "venvtx/core/json_text.hpp"
 #include "venvtx/core/progress.hpp"
 
@@ -132,6 +133,35 @@ void History::set_restored(std::int64_t id, const std::vector<std::string>& unre
 void History::set_probe(std::int64_t id, const char* column, const nlohmann::json& report) {
     std::string sql = std::string("UPDATE transactions SET ") + column + " = ? WHERE id = ?";
     m_db.prepare(sql).bind(1, stored_json_text(report)).bind(2, id).run();
+}
+
+void History::discard_empty(std::int64_t id) {
+    SqlTransaction transaction(m_db);
+    Statement count = m_db.prepare("SELECT count(*) FROM entries WHERE tx_id = ?");
+    count.bind(1, id);
+    if (count.step() && count.integer(0) != 0) {
+        throw Error(ExitCode::internal, "tx " + std::to_string(id) + " journaled paths: it cannot be discarded");
+    }
+    m_db.prepare("DELETE FROM packages WHERE tx_id = ?").bind(1, id).run();
+    m_db.prepare("UPDATE objects SET created_by = NULL WHERE created_by = ?").bind(1, id).run();
+    m_db.prepare("DELETE FROM transactions WHERE id = ?").bind(1, id).run();
+    transaction.commit();
+}
+
+void History::add_details(std::int64_t id, const nlohmann::json& more) {
+    SqlTransaction transaction(m_db);
+    nlohmann::json details = nlohmann::json::object();
+    Statement read = m_db.prepare("SELECT details FROM transactions WHERE id = ?");
+    read.bind(1, id);
+    if (read.step() && !read.is_null(0)) {
+        details = nlohmann::json::parse(read.text(0), nullptr, false);
+        if (!details.is_object()) {
+            details = nlohmann::json::object();
+        }
+    }
+    details.update(more);
+    m_db.prepare("UPDATE transactions SET details = ? WHERE id = ?").bind(1, stored_json_text(details)).bind(2, id).run();
+    transaction.commit();
 }
 
 void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const std::vector<std::string>& moved_out,

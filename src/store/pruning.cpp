@@ -42,8 +42,9 @@ std::vector<TransactionAge> transaction_ages(Database& db) {
     Statement query = db.prepare("SELECT id, state, started_at FROM transactions ORDER BY id");
     while (query.step()) {
         std::string state = query.text(1);
-        bool finished = state == "committed" || state == "undone" || state == "rolled_back" || state == "aborted";
-        ages.push_back({query.integer(0), state == "pruned", finished, seconds_since(query.text(2)).value_or(0)});
+        bool counted = state == "committed" || state == "undone";
+        bool finished = counted || state == "rolled_back" || state == "aborted" || state == "recorded";
+        ages.push_back({query.integer(0), state == "pruned", finished, counted, seconds_since(query.text(2)).value_or(0)});
     }
     return ages;
 }

@@ -46,8 +46,13 @@ public:
             if (!m_plan.previewed) { // a preview said it already
                 say_probe(m_context.out, "baseline probe", *baseline);
             }
-            if (!baseline->passed) {
-                return abort_unchanged(*baseline, ExitCode::baseline_failed, "the venv already fails the probe");
+            if (!baseline->passed && m_plan.needs_passing_baseline) {
+                return abort_unchanged(*baseline, ExitCode::baseline_failed,
+                                       "the venv already fails the probe, and --keep-going looks for what it "
+                                       "tolerates: make it pass first (venvtx rollback --probe ...)");
+            }
+            if (!baseline->passed && !m_plan.previewed) {
+                m_context.out.say("the venv fails the probe now: making the change; the probe after it decides");
             }
         }
         if (!m_plan.apply) {
@@ -71,6 +76,9 @@ public:
         }
         record_preview(m_tx);
         apply();
+        if (m_plan.entries.empty() && m_plan.unrestorable.empty() && m_plan.packages.empty()) {
+            return record_nothing(baseline);
+        }
         try {
             return probe_and_commit(probing, baseline);
         } catch (const Error& error) {
@@ -93,6 +101,17 @@ private:
         record_preview(id);
         m_context.out.verdict("nothing changed: " + why + " (tx " + std::to_string(id) + " aborted)");
         return {code, history.find(id)};
+    }
+
+    // The command changed no path: no transaction is kept (a history of real changes only).
+    Outcome record_nothing(const std::optional<ProbeReport>& baseline) {
+        m_store.history().discard_empty(m_tx);
+        remove_staging();
+        bool failing = baseline && !baseline->passed;
+        m_context.out.verdict(std::string("nothing changed: it changed no file in the venv, so no transaction was "
+                                          "recorded") +
+                              (failing ? "; the venv still fails the probe" : ""));
+        return {failing ? ExitCode::baseline_failed : ExitCode::ok, std::nullopt};
     }
 
     // Said only after the restore was checked path by path.
@@ -137,11 +156,24 @@ private:
                 return {after.passed ? ExitCode::ok : ExitCode::probe_failed, history.find(m_tx)};
             }
             if (!after.passed) {
+                bool failed_before = baseline && !baseline->passed;
                 restore("probe failed");
-                history.set_state(m_tx, TxState::rolled_back, "probe failed: " + after.error.value_or(""));
-                m_context.out.verdict(restore_verdict() + " (tx " + std::to_string(m_tx) + " rolled back)");
-                return {ExitCode::probe_failed, history.find(m_tx)};
+                if (failed_before) {
+                    history.add_details(m_tx, {{"repair", "still_failing"}});
+                }
+                history.set_state(m_tx, TxState::rolled_back,
+                                  std::string(failed_before ? "the venv failed the probe before the change and still "
+                                                              "fails it after: "
+                                                            : "probe failed: ") +
+                                      after.error.value_or(""));
+                m_context.out.verdict(restore_verdict() + " (tx " + std::to_string(m_tx) + " rolled back" +
+                                      (failed_before ? "; the venv failed the probe before the change too)" : ")"));
+                return {failed_before ? ExitCode::baseline_failed : ExitCode::probe_failed, history.find(m_tx)};
             }
+        }
+        if (probing && baseline && !baseline->passed) {
+            history.add_details(m_tx, {{"repair", "fixed"}});
+            m_context.out.verdict("the change fixed the probe: the venv failed it before, and passes it now");
         }
         {
             Progress::Phase phase("committing");

@@ -148,12 +148,8 @@ PreviewResult run_preview(const Context& context, const MutationOptions& options
     PreviewResult result;
     result.layer = area.upper();
     if (baseline) {
+        // A failing baseline stops nothing: the probe in the view decides (a repair may pass it).
         result.baseline = probe_report_from_json(result_of(*baseline, "the baseline probe"));
-        if (!result.baseline->passed) {
-            view->kill(); // nothing will be applied: the preview's answer is not needed
-            result.used = true;
-            return result;
-        }
     }
     read_view(context, options, *view, result);
     return result;
@@ -178,36 +174,48 @@ std::vector<PreviewResult> run_previews(const Context& context, const MutationOp
 }
 
 Outcome run_what_if(const Context& context, const MutationOptions& options, const std::string& what,
-                    const std::function<nlohmann::json()>& change, nlohmann::json document,
+                    const std::function<nlohmann::json()>& change,
+                    const std::function<nlohmann::json(const nlohmann::json&)>& plan_of,
                     const std::string& progress_label) {
     PreviewArea area(std::nullopt); // a private directory: a what-if writes nothing to the store
     PreviewResult preview = run_preview(context, options, area, change, progress_label);
-    document["preview"] = preview.json();
-    ExitCode code = ExitCode::ok;
+    nlohmann::json document = {{"preview", preview.json()}, {"baseline", nullptr}, {"probe", nullptr},
+                               {"failure", nullptr}, {"passed", nullptr}, {"verdict", "not_probed"}};
+    Outcome outcome{ExitCode::ok, std::nullopt};
+    outcome.dry_run = true;
+    outcome.plan = plan_of(preview.used && !preview.failure ? preview.change : nlohmann::json());
     if (preview.baseline) {
         say_probe(context.out, "baseline probe", *preview.baseline);
         document["baseline"] = probe_report_json(*preview.baseline);
     }
+    bool failing_now = preview.baseline_failed();
     if (!preview.used) {
-        context.out.say("what-if: not probed (" + preview.reason + "); nothing changed");
-    } else if (preview.baseline_failed()) {
-        context.out.verdict("what-if: the venv already fails the probe; nothing changed");
-        code = ExitCode::baseline_failed;
+        context.out.say("what-if: not tried (" + preview.reason + "); nothing changed");
     } else if (preview.failure) {
         context.out.verdict("what-if: " + what + " failed in the preview: " + *preview.failure + "; nothing changed");
         document["failure"] = *preview.failure;
-        code = ExitCode::usage;
+        document["verdict"] = "command_failed";
+        outcome.code = ExitCode::usage;
     } else if (preview.probe) {
         say_probe(context.out, "probe (in a private view)", *preview.probe);
         document["probe"] = probe_report_json(*preview.probe);
-        context.out.say("what-if: " + what + " would " + (preview.probe->passed ? "pass" : "FAIL") +
-                        " the probe; nothing changed");
-        code = preview.probe->passed ? ExitCode::ok : ExitCode::probe_failed;
+        bool passes = preview.probe->passed;
+        document["passed"] = passes;
+        if (failing_now) { // a repair: the after-probe decides
+            document["verdict"] = passes ? "fixes" : "still_failing";
+            context.out.verdict("what-if: the venv fails the probe now; after " + what + " it would " +
+                                (passes ? "pass (the change would fix it)" : "still fail") + "; nothing changed");
+            outcome.code = passes ? ExitCode::ok : ExitCode::baseline_failed;
+        } else {
+            document["verdict"] = passes ? "passes" : "fails";
+            context.out.say("what-if: " + what + " would " + (passes ? "pass" : "FAIL") + " the probe; nothing changed");
+            outcome.code = passes ? ExitCode::ok : ExitCode::probe_failed;
+        }
+    } else {
+        context.out.say("dry run: nothing changed");
     }
-    if (context.out.json()) {
-        context.out.document(document);
-    }
-    return {code, std::nullopt, true, {}};
+    outcome.what_if = std::move(document);
+    return outcome;
 }
 
 std::int64_t record_failed_preview(const Context& context, Store& store, const std::string& kind,
@@ -243,8 +251,8 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
     TransactionPlan plan = change.plan(preview);
     plan.preview = preview.json();
     plan.baseline = preview.baseline;
-    if (!preview.used || preview.baseline_failed()) {
-        return run_transaction(context, options, store, std::move(plan)); // in place, or nothing to do
+    if (!preview.used) {
+        return run_transaction(context, options, store, std::move(plan)); // in place
     }
     if (preview.failure || preview.probe_failed()) {
         if (preview.baseline) {
@@ -261,10 +269,15 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
         std::int64_t id = record_failed_preview(context, store, change.kind, plan.packages, preview, live);
         std::string verdict = live + " (tx " + std::to_string(id) + " aborted)";
         if (preview.failure) {
-            throw Error(ExitCode::usage, *preview.failure + " (" + verdict + ")");
+            throw Error(ExitCode::usage, "command_failed", *preview.failure + " (" + verdict + ")", {{"tx", id}});
+        }
+        bool failed_before = preview.baseline_failed();
+        if (failed_before) {
+            store.history().add_details(id, {{"repair", "still_failing"}});
+            verdict = "the venv failed the probe before the change too, and " + verdict;
         }
         context.out.verdict(verdict);
-        Outcome outcome{ExitCode::probe_failed, store.history().find(id)};
+        Outcome outcome{failed_before ? ExitCode::baseline_failed : ExitCode::probe_failed, store.history().find(id)};
         if (!outside.empty()) {
             outcome.extra["changed_outside"] = outside_json(outside);
         }

@@ -46,7 +46,8 @@ std::vector<ObjectUse> with_pending(std::vector<ObjectUse> uses, const std::vect
     return uses;
 }
 
-// The newest id to prune through (0: none). Kept: the newest `keep_last` unpruned, and those
+// The newest id to prune through (0: none). Kept: the newest `keep_last` that changed the venv
+// (an aborted or restored attempt, a stamp, is not counted) with all after them, and those
 // younger than `keep_seconds` (no rule: all); pruned: the longest run of oldest not kept. Then,
 // over `max_bytes`, the oldest kept go too, never the newest. `pending`: captures not hashed yet,
 // weighed as the objects they become (a dry run; a real run hashes them first).
@@ -58,10 +59,14 @@ std::int64_t prune_point(Database& db, const RetentionPolicy& policy, const std:
             live.push_back(&age);
         }
     }
+    std::vector<std::int64_t> counted_from(live.size() + 1, 0); // counted entries at index i or newer
+    for (std::size_t i = live.size(); i-- > 0;) {
+        counted_from[i] = counted_from[i + 1] + (live[i]->counted ? 1 : 0);
+    }
     std::int64_t point = 0;
     for (std::size_t i = 0; i < live.size(); ++i) {
-        std::size_t rank = live.size() - 1 - i; // 0: the newest
-        bool by_count = policy.keep_last && static_cast<std::int64_t>(rank) < *policy.keep_last;
+        std::int64_t newer = counted_from[i] - (live[i]->counted ? 1 : 0); // counted ones after it
+        bool by_count = policy.keep_last && newer < *policy.keep_last;
         bool by_age = policy.keep_seconds && live[i]->age_s < *policy.keep_seconds;
         bool no_rule = !policy.keep_last && !policy.keep_seconds;
         if (by_count || by_age || no_rule || !live[i]->finished) {
@@ -264,7 +269,7 @@ void refuse_keeping_nothing(const RetentionPolicy& policy) {
 std::string describe_policy(const RetentionPolicy& policy) {
     std::string kept;
     if (policy.keep_last) {
-        kept += "the last " + std::to_string(*policy.keep_last) + " transactions";
+        kept += "the last " + std::to_string(*policy.keep_last) + " committed transactions";
     }
     if (policy.keep_seconds) {
         std::int64_t s = *policy.keep_seconds;

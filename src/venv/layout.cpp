@@ -3,6 +3,8 @@
 
 #include "venvtx/core/error.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -60,7 +62,7 @@ VenvLayout read_layout(const stdfs::path& dir, const std::optional<stdfs::path>&
     // recover and rollback (which puts the file back) must not be locked out of it.
     stdfs::path index = (store ? *store : dir / ".venvtx") / "index.sqlite";
     if (!stdfs::exists(dir / "pyvenv.cfg", ec) && !stdfs::exists(index, ec)) {
-        throw usage_error(dir.string() + " is not a venv (no pyvenv.cfg)");
+        throw Error(ExitCode::usage, "not_a_venv", dir.string() + " is not a venv (no pyvenv.cfg)", nlohmann::json::object());
     }
     VenvLayout layout;
     layout.root = stdfs::canonical(dir, ec);
@@ -101,7 +103,7 @@ VenvLayout find_venv(const std::optional<stdfs::path>& explicit_dir, const std::
     if (explicit_dir) {
         std::error_code ec;
         if (!stdfs::is_directory(*explicit_dir, ec)) {
-            throw usage_error("no venv at " + explicit_dir->string() + ": not a directory");
+            throw Error(ExitCode::usage, "not_a_venv", "no venv at " + explicit_dir->string() + ": not a directory", nlohmann::json::object());
         }
         return read_layout(*explicit_dir, store);
     }
@@ -112,7 +114,7 @@ VenvLayout find_venv(const std::optional<stdfs::path>& explicit_dir, const std::
     if (stdfs::exists(".venv/pyvenv.cfg", ec)) {
         return read_layout(".venv", store);
     }
-    throw usage_error("no venv found: pass --venv DIR, activate one ($VIRTUAL_ENV), or create ./.venv");
+    throw Error(ExitCode::usage, "not_a_venv", "no venv found: pass --venv DIR, activate one ($VIRTUAL_ENV), or create ./.venv", nlohmann::json::object());
 }
 
 } // namespace venvtx

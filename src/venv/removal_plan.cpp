@@ -6,6 +6,8 @@
 #include "venvtx/venv/names.hpp"
 #include "venvtx/venv/path_resolver.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -291,22 +293,31 @@ private:
 
 } // namespace
 
-std::set<const Distribution*> select_targets(const std::vector<Distribution>& dists,
-                                             const std::vector<std::string>& patterns) {
-    std::set<const Distribution*> targets;
+TargetSelection select_targets(const std::vector<Distribution>& dists, const std::vector<std::string>& patterns,
+                               bool strict) {
+    TargetSelection selection;
     for (const auto& pattern : patterns) {
         bool matched = false;
         for (const auto& dist : dists) {
             if (name_matches(pattern, dist.name)) {
-                targets.insert(&dist);
+                selection.targets.insert(&dist);
                 matched = true;
             }
         }
         if (!matched) {
-            throw usage_error("no installed distribution matches '" + pattern + "'");
+            selection.unmatched.push_back(pattern);
         }
     }
-    return targets;
+    if (!selection.unmatched.empty() && (strict || selection.targets.empty())) {
+        std::string quoted;
+        for (const auto& pattern : selection.unmatched) {
+            quoted += (quoted.empty() ? "'" : ", '") + pattern + "'";
+        }
+        throw Error(ExitCode::usage, "no_match",
+                    "no installed distribution matches " + quoted + "; nothing was changed",
+                    {{"patterns", selection.unmatched}});
+    }
+    return selection;
 }
 
 MarkerEnvironment marker_environment(const VenvLayout& layout) {
@@ -342,8 +353,9 @@ std::vector<BrokenRequirement> requirements_broken_by(const std::vector<Distribu
 }
 
 RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distribution>& dists,
-                         const std::vector<std::string>& patterns, const stdfs::path& store_root) {
-    std::set<const Distribution*> targets = select_targets(dists, patterns);
+                         const std::vector<std::string>& patterns, const stdfs::path& store_root, bool strict) {
+    TargetSelection selection = select_targets(dists, patterns, strict);
+    const std::set<const Distribution*>& targets = selection.targets;
     Planner planner(layout, store_root);
     for (const auto& dist : dists) {
         if (targets.count(&dist) == 0) {
@@ -357,6 +369,7 @@ RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distributio
         }
     }
     RemovalPlan plan = planner.finish();
+    plan.unmatched = selection.unmatched;
     plan.broken_requirements = requirements_broken_by(dists, targets, marker_environment(layout));
     return plan;
 }

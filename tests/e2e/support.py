@@ -20,6 +20,23 @@ IGNORED_TOP = {".venvtx", ".lock"}
 _template = None
 
 
+def flat(document):
+    """A --json document as the suites read it: log's list of transactions; a document that
+    carries a transaction, that transaction with the document's other keys; a dry run, its plan
+    and what-if merged in. Its real shape is checked against docs/json.schema.json by
+    test_json_schema, which reads documents whole."""
+    if not isinstance(document, dict) or document.get("schema_version") != 1:
+        raise AssertionError("not a schema 1 document: %r" % (document,))
+    rest = {k: v for k, v in document.items() if k not in ("schema_version", "transaction", "plan", "what_if")}
+    if "transactions" in document:
+        return document["transactions"]
+    if document.get("transaction") is not None:
+        return {**document["transaction"], **rest}
+    if document.get("dry_run"):
+        return {**(document.get("plan") or {}), **(document.get("what_if") or {}), **rest}
+    return rest
+
+
 def story_template():
     """Builds the story venv once per process (real wheels, real pip); tests copy it."""
     global _template
@@ -136,8 +153,9 @@ class VenvTestCase(unittest.TestCase):
                               cwd=cwd or self.tmp, timeout=timeout)
 
     def venvtx_json(self, *args, **kwargs):
+        """The process and its document, flattened by `flat()`."""
         proc = self.venvtx("--json", *args, **kwargs)
-        return proc, json.loads(proc.stdout)
+        return proc, flat(json.loads(proc.stdout))
 
     def assertTreeEqual(self, before, after):
         self.assertEqual(before, after, "trees differ (temp dir %s):\n%s" % (self.tmp, tree_diff(before, after)))

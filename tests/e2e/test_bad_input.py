@@ -4,7 +4,7 @@ import os
 import time
 import unittest
 
-from support import VENVTX, VenvTestCase, tree_hash
+from support import VENVTX, VenvTestCase, flat, tree_hash
 import subprocess
 
 
@@ -27,10 +27,21 @@ class BadInput(VenvTestCase):
 
     def test_pattern_matching_nothing(self):
         before = tree_hash(self.venv)
+        for args in (["no-such-dist*", "nor-this"], ["sglang", "no-such-dist*", "--strict"]):
+            proc = self.venvtx("remove", *args)
+            self.assertOneLineError(proc, 2)
+            self.assertIn("no-such-dist*", proc.stderr)
+            self.assertEqual(before, tree_hash(self.venv))
+            proc, document = self.venvtx_json("remove", *args)
+            self.assertEqual(document["error"]["kind"], "no_match")
+            self.assertIn("no-such-dist*", document["error"]["details"]["patterns"])
+        # As pip skips what is not installed: a warning, and the rest removed.
         proc = self.venvtx("remove", "sglang", "no-such-dist*")
-        self.assertOneLineError(proc, 2)
-        self.assertIn("no-such-dist*", proc.stderr)
-        self.assertEqual(before, tree_hash(self.venv))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stderr, "venvtx: warning: skipping 'no-such-dist*': no installed distribution "
+                                      "matches it (--strict refuses)\n")
+        self.assertNotEqual(before, tree_hash(self.venv))
+        self.assertNotEqual(self.python("import sglang").returncode, 0)
 
     def test_missing_record(self):
         os.unlink(os.path.join(self.dist_info("flash_attn"), "RECORD"))
@@ -204,8 +215,8 @@ class BadInput(VenvTestCase):
     def test_errors_under_json(self):
         proc = self.venvtx("--json", "remove", "nothing-like-this")
         self.assertEqual(proc.returncode, 2)
-        document = json.loads(proc.stdout)
-        self.assertEqual(document["error"]["code"], 2)
+        document = flat(json.loads(proc.stdout))
+        self.assertEqual(document["error"]["exit_code"], 2)
         self.assertIn("nothing-like-this", document["error"]["message"])
 
     def test_dry_run_changes_nothing(self):
@@ -233,16 +244,16 @@ class ConventionalCli(VenvTestCase):
         self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
         proc = self.plain("log", "--json", "--venv", self.venv)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual([t["kind"] for t in json.loads(proc.stdout)], ["remove"])
+        self.assertEqual([t["kind"] for t in flat(json.loads(proc.stdout))], ["remove"])
         proc = self.plain("show", "1", "-q", "--venv", self.venv, "--json")
-        self.assertEqual(json.loads(proc.stdout)["id"], 1)
+        self.assertEqual(flat(json.loads(proc.stdout))["id"], 1)
 
     def test_version_plain_and_json(self):
         proc = self.plain("--version")
         self.assertEqual(proc.returncode, 0)
         self.assertRegex(proc.stdout.strip(), r"^venvtx \d+\.\d+\.\d+$")
         proc = self.plain("--json", "--version")
-        self.assertRegex(json.loads(proc.stdout)["version"], r"^\d+\.\d+\.\d+$")
+        self.assertRegex(flat(json.loads(proc.stdout))["version"], r"^\d+\.\d+\.\d+$")
 
     def test_unknown_command(self):
         proc = self.plain("--venv", self.venv, "bogus")
@@ -250,7 +261,7 @@ class ConventionalCli(VenvTestCase):
         self.assertIn("unknown command 'bogus'", proc.stderr)
         proc = self.plain("--json", "bogus")
         self.assertEqual(proc.returncode, 2)
-        self.assertIn("unknown command", json.loads(proc.stdout)["error"]["message"])
+        self.assertIn("unknown command", flat(json.loads(proc.stdout))["error"]["message"])
 
     def test_numbers_out_of_range_read_plainly(self):
         for args, words in ((["log", "-n", "0"], "1 or more"),

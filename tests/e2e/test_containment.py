@@ -27,7 +27,7 @@ import textwrap
 import time
 import unittest
 
-from support import VENVTX, VenvTestCase, story_template, tree_diff, tree_hash
+from support import VENVTX, VenvTestCase, flat, story_template, tree_diff, tree_hash
 
 
 T = 60  # seconds: the most any single venvtx call here may take
@@ -463,7 +463,7 @@ class SwapAfterACrash(ContainmentCase):
                                  "recover changed paths the swap did not touch" + self.verdict(recovered))
                 self.assertTrue(os.path.islink(package), "recover replaced the link it found")
                 if recovered.returncode == 0:
-                    doc = json.loads(recovered.stdout)["recovered"][0]
+                    doc = flat(json.loads(recovered.stdout))["recovered"][0]
                     self.assertEqual(doc["state"], "rolled_back")
                     self.assertFalse(doc["restored"], recovered.stdout)
                     self.assertTrue(any(p.startswith(self.rel("sglang")) for p in doc["unrestored"]),
@@ -530,7 +530,7 @@ class ChangedBeforeTheRecheck(ContainmentCase):
         self.assertEqual(killed.returncode, -9, self.verdict(killed))
         target = self.rel("sglang", "__init__.py")
         proc = self.venvtx("--json", "recover", env=self.tamper(target), timeout=T)
-        doc = json.loads(proc.stdout)["recovered"][0]
+        doc = flat(json.loads(proc.stdout))["recovered"][0]
         self.assertFalse(doc["restored"], proc.stdout)
         self.assertIn(target, doc["unrestored"])
         self.assertSentinelIntact(proc=proc)

@@ -251,12 +251,15 @@ class GcCase(VenvTestCase):
     # -- expectations, from the rules -----------------------------------------------------------
 
     def expected_by_rules(self, keep=None, older=None, ages=None):
-        """The longest run of oldest unpruned transactions that no rule keeps."""
+        """The longest run of oldest unpruned transactions that no rule keeps. --keep N counts
+        the transactions that changed the venv (committed, or undone since): an aborted or a
+        restored one is kept only when newer than the Nth newest of those."""
         live = self.live_ids()
+        states = dict(self.query("SELECT id, state FROM transactions"))
         pruned = []
         for i, tx in enumerate(live):
-            rank = len(live) - 1 - i
-            kept = (keep is not None and rank < keep) or (older is not None and ages.get(tx, 0) < older) or \
+            newer = sum(1 for later in live[i + 1:] if states[later] in ("committed", "undone"))
+            kept = (keep is not None and newer < keep) or (older is not None and ages.get(tx, 0) < older) or \
                    (keep is None and older is None)
             if kept:
                 break
@@ -326,9 +329,11 @@ class Retention(GcCase):
         history = self.use_history()
         sizes = self.object_rows()
         self.assertEqual(self.gc("--keep", "20", "--dry-run")["pruned"], [])
-        expected = self.expected_by_rules(keep=6)
-        self.assertEqual(expected, [1, 2, 3, 4, 5, 6])  # the test's own arithmetic
-        doc = self.gc("--keep", "6")
+        expected = self.expected_by_rules(keep=5)
+        # The test's own arithmetic: 8 and the 4 after it are the newest 5 that changed the venv;
+        # 4 (aborted) and 7 (restored) are not counted.
+        self.assertEqual(expected, [1, 2, 3, 4, 5, 6, 7])
+        doc = self.gc("--keep", "5")
         self.check_pruned(history, doc, expected, sizes)
         # --to 1 would undo tx 2 and 3 too (pruned): refused, naming one of them.
         self.assertRefused(["rollback", "--to", "1"], {2: "install", 3: "run"})
@@ -348,9 +353,9 @@ class Retention(GcCase):
             doc = self.gc("--older-than", text, "--dry-run")
             self.assertEqual(doc["pruned"], self.expected_by_rules(older=seconds, ages=ages), text)
         # Both rules: kept when either keeps it.
-        self.assertEqual(self.gc("--older-than", "2d", "--keep", "9", "--dry-run")["pruned"],
-                         self.expected_by_rules(keep=9, older=2 * DAY, ages=ages))
-        self.assertEqual(self.expected_by_rules(keep=9, older=2 * DAY, ages=ages), [1, 2, 3])
+        self.assertEqual(self.gc("--older-than", "2d", "--keep", "8", "--dry-run")["pruned"],
+                         self.expected_by_rules(keep=8, older=2 * DAY, ages=ages))
+        self.assertEqual(self.expected_by_rules(keep=8, older=2 * DAY, ages=ages), [1, 2])
         expected = self.expected_by_rules(older=2 * DAY, ages=ages)
         self.assertEqual(expected, [1, 2, 3, 4])
         doc = self.gc("--older-than", "2d")
@@ -497,7 +502,7 @@ class DryRun(GcCase):
 
 class Policy(GcCase):
     def footer(self):
-        proc = self.venvtx("log")
+        proc = self.venvtx("-v", "log")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         last = proc.stdout.strip().splitlines()[-1]
         found = FOOTER.match(last)
@@ -507,7 +512,7 @@ class Policy(GcCase):
 
     def test_stored_policy_and_its_automatic_run(self):
         history = self.use_history()
-        self.assertIn("keep the last 20 transactions and everything from the last 30 days, at most 20", self.footer())
+        self.assertIn("keep the last 20 committed transactions and everything from the last 30 days, at most 20", self.footer())
         self.assertEqual(self.gc()["policy"], {"keep_last": 20, "keep_seconds": 30 * DAY,
                                                "max_bytes": 20_000_000_000, "automatic": True})
         proc, doc = self.venvtx_json("gc", "--set-policy", "--keep", "3", "--auto", "on")
@@ -516,7 +521,7 @@ class Policy(GcCase):
         self.assertEqual(doc["policy"], stored)
         self.assertEqual(doc["pruned"], list(range(1, 10)))
         self.assertEqual(self.live_ids(), [10, 11, 12])
-        self.assertEqual(self.footer(), "keep the last 3 transactions; applied after every commit")
+        self.assertEqual(self.footer(), "keep the last 3 committed transactions; applied after every commit")
         # Five more commits: after each, exactly the newest three are unpruned.
         more = [["remove", "flash-attn"], ["rollback"], ["rollback", "--redo"], ["remove", "nvidia-cudnn-cu13"],
                 ["run", "--", "sh", "-c", "echo more > \"$VIRTUAL_ENV/bin/more\""]]
@@ -533,7 +538,7 @@ class Policy(GcCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         stored = dict(stored, automatic=False)
         self.assertEqual(doc["policy"], stored)
-        self.assertEqual(self.footer(), "keep the last 3 transactions; applied by `venvtx gc` only")
+        self.assertEqual(self.footer(), "keep the last 3 committed transactions; applied by `venvtx gc` only")
         live = self.live_ids()
         for args in (["remove", "nvidia-nvshmem-cu13"], ["rollback"],
                      ["run", "--", "sh", "-c", "echo again > \"$VIRTUAL_ENV/bin/again\""]):
@@ -555,7 +560,7 @@ class Policy(GcCase):
         cases = [
             (["--keep", "7", "--older-than", "2w", "--max-size", "2GiB", "--auto", "off"],
              {"keep_last": 7, "keep_seconds": 14 * DAY, "max_bytes": 2 * 1024 ** 3, "automatic": False},
-             "keep the last 7 transactions and everything from the last 14 days"),
+             "keep the last 7 committed transactions and everything from the last 14 days"),
             (["--older-than", "12h", "--max-size", "500M"],
              {"keep_last": None, "keep_seconds": 12 * 3600, "max_bytes": 500_000_000, "automatic": False},
              "keep everything from the last 12 hours"),
@@ -563,7 +568,7 @@ class Policy(GcCase):
              {"keep_last": None, "keep_seconds": 90 * 60, "max_bytes": 10_000_000_000, "automatic": True}, None),
             (["--keep", "5", "--max-size", "500MB"],
              {"keep_last": 5, "keep_seconds": None, "max_bytes": 500_000_000, "automatic": True},
-             "keep the last 5 transactions"),
+             "keep the last 5 committed transactions"),
             (["--older-than", "30d", "--max-size", "3KiB"],
              {"keep_last": None, "keep_seconds": 30 * DAY, "max_bytes": 3072, "automatic": True},
              "keep everything from the last 30 days"),
@@ -573,7 +578,7 @@ class Policy(GcCase):
             self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertEqual(doc["policy"], policy, args)
             self.assertEqual(self.gc("--dry-run")["policy"], policy)
-            text = self.venvtx("log").stdout.strip().splitlines()[-1]
+            text = self.venvtx("-v", "log").stdout.strip().splitlines()[-1]
             self.assertRegex(text, FOOTER)
             if footer:
                 self.assertIn(footer, text)

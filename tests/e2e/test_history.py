@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from support import VENVTX, VenvTestCase, tree_hash
+from support import VENVTX, VenvTestCase, flat, tree_hash
 
 CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
 
@@ -102,7 +102,7 @@ class States(HistoryCase):
         self.venvtx("log")
         self.pip_install("flash-attn")
         proc, stamp = self.venvtx_json("stamp")
-        self.assertEqual((stamp["kind"], stamp["state"]), ("stamp", first))
+        self.assertEqual((stamp["kind"], stamp["state_after"]), ("stamp", first))
 
     def test_status_diff_and_freeze_against_the_tests_own_listing(self):
         self.assertEqual(self.venvtx("stamp").returncode, 0)
@@ -149,7 +149,7 @@ class States(HistoryCase):
             f.write("print('not from any wheel')\n")
         proc = self.venvtx("--json", "status", "--files", "--untracked", "--exit-code")
         self.assertEqual(proc.returncode, 1, proc.stderr)
-        found = {(f["what"], f["path"]) for f in json.loads(proc.stdout)["files"]}
+        found = {(f["what"], f["path"]) for f in flat(json.loads(proc.stdout))["files"]}
         self.assertEqual(found, {("content", os.path.join(site, "sglang", "__init__.py")),
                                  ("missing", os.path.join(site, "flash_attn", "__init__.py")),
                                  ("untracked", os.path.join(site, "stray.py"))})

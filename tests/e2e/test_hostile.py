@@ -11,7 +11,7 @@ import struct
 import subprocess
 import time
 
-from support import VENVTX, ExternalStoreMixin, VenvTestCase, mount_tmpfs, tree_hash
+from support import VENVTX, ExternalStoreMixin, VenvTestCase, flat, mount_tmpfs, tree_hash
 
 
 def full_tree_hash(root, skip_top=(".venvtx", ".lock")):
@@ -189,7 +189,7 @@ class AnyBytes(VenvTestCase):
         self.assertTrue(any(path.endswith(b"/" + name) for path in paths), paths)
         proc = subprocess.run([*self.venvtx_cmd(), "log", "--json"], capture_output=True, env=self.env)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        json.loads(proc.stdout)
+        flat(json.loads(proc.stdout))
         self.assertEqual(self.venvtx("show", "1").returncode, 0)
         proc = self.venvtx("rollback")
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -548,7 +548,7 @@ class ReadOnlyStore(VenvTestCase):
         for args in (["log"], ["show", "1"], ["verify"], ["--json", "log"]):
             proc = as_nobody(self, self.venv, *args)
             self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
-        self.assertEqual(json.loads(as_nobody(self, self.venv, "--json", "log").stdout)[0]["id"], 1)
+        self.assertEqual(flat(json.loads(as_nobody(self, self.venv, "--json", "log").stdout))[0]["id"], 1)
         for args in (["rollback"], ["remove", "flash-attn"], ["recover"], ["gc"]):
             proc = as_nobody(self, self.venv, *args)
             self.assertOneLineError(proc, 5)

@@ -149,7 +149,7 @@ class ForeignHolderOfVenvLock(LockCase):
                 self.assertIn(".lock", proc.stderr)
         proc, doc = self.venvtx_json("remove", "sglang")
         self.assertEqual(proc.returncode, 5)
-        self.assertEqual(doc["error"]["code"], 5)
+        self.assertEqual(doc["error"]["exit_code"], 5)
         self.assertTreeEqual(before, tree_hash(self.venv))
         self.release(holder)
         self.assertEqual([t for t in self.log() if t["state"] == "committed"], [])

@@ -56,7 +56,7 @@ import unittest
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
-from support import VENVTX, tree_diff, tree_hash
+from support import VENVTX, flat, tree_diff, tree_hash
 
 PACKAGES = ("alpha", "beta", "gamma")
 VERSIONS = ("1.0", "2.0", "3.0")
@@ -739,7 +739,7 @@ class Sequence:
         if proc.returncode != 0:
             self.fail("`venvtx --json log` exited %d: %s" % (proc.returncode, proc.stderr.strip()))
         try:
-            entries = json.loads(proc.stdout)
+            entries = flat(json.loads(proc.stdout))
             log = project_actual(entries)
         except ValueError as error:
             self.fail("`venvtx --json log` printed no JSON (%s): %r" % (error, proc.stdout[:500]))
@@ -760,7 +760,7 @@ class Sequence:
             return
         if proc.returncode != 0:
             self.fail("`venvtx --json status` exited %d: %s" % (proc.returncode, proc.stderr.strip()))
-        status = json.loads(proc.stdout)
+        status = flat(json.loads(proc.stdout))
         outside = self.done[-1][0].startswith("outside_")
         expected = listing_diff(self.listing, own_listing(self.venv)) if outside else []
         actual = sorted((d["name"], d["before"], d["after"]) for d in status["dists"])
@@ -774,7 +774,7 @@ class Sequence:
         for point in ids:
             listing, state = self.points[point]
             proc = self.venvtx("--json", "freeze", "--at", str(point))
-            frozen = json.loads(proc.stdout) if proc.returncode == 0 else {}
+            frozen = flat(json.loads(proc.stdout)) if proc.returncode == 0 else {}
             got = {d["normalized"]: (d["version"], d["installer"], os.path.basename(d["dist_info"]), d["record"])
                    for d in frozen.get("dists", [])}
             if proc.returncode != 0 or got != listing_key(listing) or frozen["state"] != state:
@@ -791,7 +791,7 @@ class Sequence:
             proc = self.venvtx("--json", "diff", str(a), str(b), "--files")
             if proc.returncode != 0:
                 self.fail("`venvtx diff %d %d --files` exited %d: %s" % (a, b, proc.returncode, proc.stderr.strip()))
-            diff = json.loads(proc.stdout)
+            diff = flat(json.loads(proc.stdout))
             dists = sorted((d["name"], d["before"], d["after"]) for d in diff["dists"])
             files = sorted((f["flag"], f["path"]) for f in diff["files"])
             if dists != listing_diff(one, other) or files != file_flags(one, other):

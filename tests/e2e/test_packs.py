@@ -107,7 +107,7 @@ class PackedHistory(PackCase):
     def test_log_footer_and_show_say_what_is_packed(self):
         self.use_history()
         self.gc("--loose", "0")
-        proc = self.venvtx("log")
+        proc = self.venvtx("-v", "log")
         footer = proc.stdout.strip().splitlines()[-1]
         self.assertRegex(footer, r"^store: .* in (\d+) object\(s\), \1 of them packed \(\S+ \S+ in \d+ packs?\)")
         newest = self.live_ids()[-1]

@@ -6,7 +6,7 @@ import sqlite3
 import stat
 import unittest
 
-from support import VenvTestCase, tree_hash
+from support import VenvTestCase, flat, tree_hash
 
 
 def object_hex(path):
@@ -35,7 +35,7 @@ class VerifyCase(VenvTestCase):
     def verify_json(self, *args):
         proc = self.venvtx("--json", "verify", *args)
         self.assertIn(proc.returncode, (0, 6), "stdout=%r stderr=%r" % (proc.stdout, proc.stderr))
-        report = json.loads(proc.stdout)
+        report = flat(json.loads(proc.stdout))
         for key in ("objects_checked", "files_checked", "problems"):
             self.assertIn(key, report)
         for problem in report["problems"]:

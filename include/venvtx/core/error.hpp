@@ -1,6 +1,10 @@
-// Error: the one exception type that crosses module boundaries, carrying a contract exit code.
+// Error: the one exception type that crosses module boundaries, carrying a contract exit code,
+// a kind a script can switch on (docs/json.md) and, where there are any, structured details.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -18,13 +22,24 @@ enum class ExitCode : int {
     interrupted = 130,  // SIGINT, SIGTERM or SIGHUP while a probe ran: restored first, as for a failure
 };
 
+// The kind an exit code has when nothing more precise is said: "usage", "locked", ...
+const char* default_error_kind(ExitCode code);
+
 class Error : public std::runtime_error {
 public:
-    Error(ExitCode code, const std::string& message) : std::runtime_error(message), m_code(code) {}
+    Error(ExitCode code, const std::string& message);
+    // `kind` refines the exit code ("no_match", "drift", ...); `details` is a JSON object.
+    Error(ExitCode code, std::string kind, const std::string& message, const nlohmann::json& details);
+
     ExitCode code() const { return m_code; }
+    const std::string& kind() const { return m_kind; }
+    // A JSON object: empty unless the thrower said more (the paths, the transaction, ...).
+    const nlohmann::json& details() const;
 
 private:
     ExitCode m_code;
+    std::string m_kind;
+    std::shared_ptr<const nlohmann::json> m_details; // shared: an exception must copy without throwing
 };
 
 // A usage/bad-input error (exit 2): nothing has been changed when this is thrown.

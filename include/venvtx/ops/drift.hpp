@@ -6,6 +6,8 @@
 #include "venvtx/store/history.hpp"
 #include "venvtx/venv/layout.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -26,5 +28,8 @@ std::vector<DriftedPath> find_drift(const VenvLayout& layout, History& history,
 // One line for the refusal: the count, the first paths, and where a dist-info changed, the
 // distribution ("alpha-3.0.dist-info/RECORD" -> "alpha").
 std::string describe_drift(const std::vector<DriftedPath>& drifted);
+
+// The refusal's details for --json: {"paths": [{path, found}], "distributions": [...]}.
+nlohmann::json drift_json(const std::vector<DriftedPath>& drifted);
 
 } // namespace venvtx

@@ -34,7 +34,7 @@ PointDiff diff_points(const Context& context, const std::string& from, const std
 // The state at a point (`now` reads the venv).
 std::pair<HistoryPoint, VenvState> state_at(const Context& context, const std::string& point);
 
-// A stamp: the state now, as an entry of its own. Returns its id and state.
-std::pair<std::int64_t, std::string> stamp(const Context& context, const std::optional<std::string>& comment);
+// A stamp: the state now, as an entry of its own. Returns it.
+TransactionRecord stamp(const Context& context, const std::optional<std::string>& comment);
 
 } // namespace venvtx

@@ -18,6 +18,7 @@ struct RemoveOptions {
     bool keep_going = false;
     std::size_t jobs = 0;             // --jobs: previews side by side in a --keep-going search (0: 4)
     bool no_system_fallback = false;  // --keep-going: a library left to a system copy counts as a failure
+    bool strict = false;              // --strict: a pattern that matches nothing is an error, not skipped
 };
 
 Outcome remove_distributions(const Context& context, const RemoveOptions& options);

@@ -113,6 +113,11 @@ public:
                    const std::optional<std::string>& message = std::nullopt);
     // column: baseline, probe, live_probe or preview (each a JSON document).
     void set_probe(std::int64_t id, const char* column, const nlohmann::json& report);
+    // Forgets a transaction that journaled no path (a command that changed nothing), as if it
+    // had never begun. Throws if it has entries.
+    void discard_empty(std::int64_t id);
+    // Merges the keys of `more` (an object) into the transaction's details.
+    void add_details(std::int64_t id, const nlohmann::json& more);
     void set_message(std::int64_t id, const std::string& message);
     // The checked outcome of a restore: restored when `unrestored` is empty.
     void set_restored(std::int64_t id, const std::vector<std::string>& unrestored);

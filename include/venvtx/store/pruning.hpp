@@ -25,6 +25,7 @@ struct TransactionAge {
     std::int64_t id = 0;
     bool pruned = false;
     bool finished = false;
+    bool counted = false;  // it changed the venv (committed, or undone since): what --keep N counts
     std::int64_t age_s = 0;
 };
 

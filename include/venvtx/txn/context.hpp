@@ -35,12 +35,16 @@ struct MutationOptions {
     bool probe_live = false;  // after a previewed change is applied, probe the live venv too
 };
 
-// What a command did: its exit code and, when one was recorded, the transaction.
+// What a command did: its exit code and, when one was recorded, the transaction; under
+// --dry-run, what it would do. cli/ prints it as one document (docs/json.md, "mutation").
 struct Outcome {
     ExitCode code = ExitCode::ok;
     std::optional<TransactionRecord> tx;
     bool document_printed = false;  // the command already wrote its --json document
-    nlohmann::json extra = nlohmann::json::object();  // merged into the transaction's JSON
+    nlohmann::json extra = nlohmann::json::object();  // more keys of the document (changed_outside, ...)
+    bool dry_run = false;
+    nlohmann::json plan = nullptr;     // under --dry-run: what the change would do (packages before -> after, ...)
+    nlohmann::json what_if = nullptr;  // under --dry-run with a probe: the preview's probes and verdict
 };
 
 // --store, else <venv>/.venvtx; made absolute.

@@ -45,6 +45,9 @@ struct TransactionPlan {
     // Probe only: restored even when the probe passes (a --keep-going search in place). Returns
     // exit code 0 for a pass, 3 for a failure; the transaction ends rolled back either way.
     bool trial = false;
+    // A failing baseline aborts it (nothing changed, exit 4): for a --keep-going search, which
+    // looks for what the probe tolerates. Any other change is made, and the probe after decides.
+    bool needs_passing_baseline = false;
     // A preview's upper layer: the after-state's files wait there under their venv-relative
     // paths and are renamed into place (zero copy), then checked against their hashes.
     std::filesystem::path layer;

@@ -53,12 +53,15 @@ std::vector<PreviewResult> run_previews(const Context& context, const MutationOp
                                         const std::vector<std::function<nlohmann::json()>>& changes,
                                         const std::string& progress_label);
 
-// A what-if (--dry-run with a probe): `change` made and probed in a private view whose layer
-// is in a temporary directory; nothing is applied or recorded. Says how it went ("the removal
-// would pass the probe") and adds it to `document` (printed under --json). Exit 0 when the probe
-// would pass, 3 when it would fail, 4 when the venv already fails it.
+// A what-if (--dry-run in a private view): `change` made, and probed when there is a probe, in a
+// view whose layer is in a temporary directory; nothing is applied or recorded. `plan_of` turns
+// what the change reported from the view (null when it did not run there) into the plan. Says
+// how it went ("the removal would pass the probe"); the outcome carries the plan and the
+// what-if's probes and verdict. Exit 0 when the probe would pass (or the change would fix a
+// venv that fails it now), 3 when it would fail, 4 when the venv fails it now and still would.
 Outcome run_what_if(const Context& context, const MutationOptions& options, const std::string& what,
-                    const std::function<nlohmann::json()>& change, nlohmann::json document,
+                    const std::function<nlohmann::json()>& change,
+                    const std::function<nlohmann::json(const nlohmann::json&)>& plan_of,
                     const std::string& progress_label);
 
 // Records a previewed change that failed in the view (its probe, or the command itself): a

@@ -43,11 +43,19 @@ struct RemovalPlan {
                                        // as written when its directory is gone too)
     std::uint64_t bytes = 0;
     std::vector<BrokenRequirement> broken_requirements;
+    std::vector<std::string> unmatched;  // patterns skipped: they matched nothing (as pip skips)
 };
 
-// The distributions the patterns name; throws a usage Error for a pattern that matches none.
-std::set<const Distribution*> select_targets(const std::vector<Distribution>& dists,
-                                             const std::vector<std::string>& patterns);
+struct TargetSelection {
+    std::set<const Distribution*> targets;
+    std::vector<std::string> unmatched;  // patterns that matched no distribution
+};
+
+// The distributions the patterns name. A pattern that matches none is skipped when another
+// matched (as pip skips what is not installed), unless `strict`; when none matched at all, or a
+// strict pattern did not, throws a usage Error of kind no_match.
+TargetSelection select_targets(const std::vector<Distribution>& dists, const std::vector<std::string>& patterns,
+                               bool strict);
 
 // The marker environment of the venv's interpreter (pyvenv.cfg's version, this machine).
 MarkerEnvironment marker_environment(const VenvLayout& layout);
@@ -57,10 +65,10 @@ std::vector<BrokenRequirement> requirements_broken_by(const std::vector<Distribu
                                                       const std::set<const Distribution*>& removed,
                                                       const MarkerEnvironment& env);
 
-// Every pattern must match at least one distribution. Throws a usage Error (nothing changed)
-// for an unmatched pattern, a missing or malformed RECORD, or a path escaping the venv.
+// The patterns select as select_targets() does. Throws a usage Error (nothing changed) for no
+// match, a missing or malformed RECORD, or a path escaping the venv.
 RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distribution>& dists,
-                         const std::vector<std::string>& patterns,
-                         const std::filesystem::path& store_root);
+                         const std::vector<std::string>& patterns, const std::filesystem::path& store_root,
+                         bool strict = true);
 
 } // namespace venvtx
