@@ -35,12 +35,13 @@ Command register_install(CLI::App& parent) {
                                       "or venvtx install -- -r requirements.txt");
                 }
                 Context context = make_context(global, out);
+                SavedDefaults saved = saved_defaults(context);
                 CommandOptions options{"install",
                                        installer_command(context.layout, installer_from(flags->installer), flags->specs,
                                                          global.passthrough),
                                        flags->capture.copy, capture_mode_from(flags->capture.capture), flags->specs,
-                                       flags->mutation.resolve()};
-                flags->preview.apply_to(options.mutation);
+                                       flags->mutation.resolve(saved)};
+                flags->preview.apply_to(options.mutation, saved);
                 return finish(out, run_command_transaction(context, options));
             }};
 }

@@ -40,10 +40,11 @@ Command register_remove(CLI::App& parent) {
                   "another pattern matched, as pip skips what is not installed)");
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
-                RemoveOptions options{flags->patterns, flags->mutation.resolve(), flags->keep_going, flags->jobs,
-                                      flags->no_system_fallback, flags->strict};
-                flags->preview.apply_to(options.mutation);
                 Context context = make_context(global, out);
+                SavedDefaults saved = saved_defaults(context);
+                RemoveOptions options{flags->patterns, flags->mutation.resolve(saved), flags->keep_going, flags->jobs,
+                                      flags->no_system_fallback, flags->strict};
+                flags->preview.apply_to(options.mutation, saved);
                 return finish(out, remove_distributions(context, options));
             }};
 }

@@ -32,8 +32,8 @@ Command register_rollback(CLI::App& parent) {
     flags->mutation.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
-                RollbackOptions options{flags->tx, flags->to, flags->redo, flags->mutation.resolve()};
                 Context context = make_context(global, out);
+                RollbackOptions options{flags->tx, flags->to, flags->redo, flags->mutation.resolve(saved_defaults(context))};
                 return finish(out, rollback(context, options));
             }};
 }

@@ -28,9 +28,10 @@ Command register_run(CLI::App& parent) {
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
+                SavedDefaults saved = saved_defaults(context);
                 CommandOptions options{"run", global.passthrough, flags->capture.copy, capture_mode_from(flags->capture.capture), {},
-                                       flags->mutation.resolve()};
-                flags->preview.apply_to(options.mutation);
+                                       flags->mutation.resolve(saved)};
+                flags->preview.apply_to(options.mutation, saved);
                 return finish(out, run_command_transaction(context, options));
             }};
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "venvtx/core/output.hpp"
+#include "venvtx/ops/config.hpp"
 #include "venvtx/txn/context.hpp"
 
 #include <CLI/CLI.hpp>
@@ -46,29 +47,33 @@ Command register_status(CLI::App& parent);
 Command register_diff(CLI::App& parent);
 Command register_freeze(CLI::App& parent);
 Command register_exec(CLI::App& parent);
+Command register_config(CLI::App& parent);
 
-// Options every mutating command takes (--probe, --probe-timeout, --gpus, ...).
+// Options every mutating command takes (--probe, --probe-timeout, --gpus, ...). What they leave
+// open comes from the defaults saved by `venvtx config`.
 struct MutationFlags {
     std::vector<std::string> probe;
-    double probe_timeout = 300;
-    std::string gpus = "auto";
+    bool no_probe = false;
+    std::optional<double> probe_timeout;
+    std::optional<std::string> gpus;
     bool no_baseline = false;
     bool dry_run = false;
     bool force = false;
     std::optional<double> wait;
 
     void add_to(CLI::App& app);
-    MutationOptions resolve() const;
+    MutationOptions resolve(const SavedDefaults& saved) const;
 };
 
 // --preview and --probe-live, shared by remove, install and run.
 struct PreviewFlags {
-    std::string preview = "auto";
+    std::optional<std::string> preview;
     bool probe_live = false;
 
     void add_to(CLI::App& app);
-    // Sets the preview options; a bad --preview value is a usage Error.
-    void apply_to(MutationOptions& options) const;
+    // Sets the preview options (--preview, else the saved one, else auto); a bad value is a
+    // usage Error.
+    void apply_to(MutationOptions& options, const SavedDefaults& saved) const;
 };
 
 // --capture and --copy, shared by install and run.

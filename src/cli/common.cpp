@@ -87,8 +87,8 @@ void PreviewFlags::add_to(CLI::App& app) {
     app.add_flag("--probe-live", probe_live, "after a previewed change is applied, probe the live venv too");
 }
 
-void PreviewFlags::apply_to(MutationOptions& options) const {
-    options.preview = preview_mode_from(preview);
+void PreviewFlags::apply_to(MutationOptions& options, const SavedDefaults& saved) const {
+    options.preview = preview_mode_from(preview.value_or(saved.preview.value_or("auto")));
     options.probe_live = probe_live;
 }
 
@@ -101,7 +101,11 @@ void CaptureFlags::add_to(CLI::App& app) {
 }
 
 void MutationFlags::add_to(CLI::App& app) {
-    app.add_option("--probe", probe, "Python code run by the venv's interpreter after the change (repeatable)");
+    auto* code = app.add_option("--probe", probe,
+                                "Python code run by the venv's interpreter after the change (repeatable; "
+                                "default: the saved probe, see venvtx config)")
+                     ->allow_extra_args(false); // one line each time: a spec that follows is not probe code
+    app.add_flag("--no-probe", no_probe, "no probe, not even the saved one")->excludes(code);
     app.add_option("--probe-timeout", probe_timeout, "seconds before a probe is killed (default 300)")
         ->check(k_timeout);
     app.add_option("--gpus", gpus, "GPUs the probe must see: auto (as many as the baseline), none, or N");
@@ -115,11 +119,11 @@ void MutationFlags::add_to(CLI::App& app) {
         ->check(k_wait);
 }
 
-MutationOptions MutationFlags::resolve() const {
+MutationOptions MutationFlags::resolve(const SavedDefaults& saved) const {
     MutationOptions options;
-    options.probe.code = probe;
-    options.probe.timeout_s = probe_timeout;
-    options.probe.gpus = parse_gpu_expectation(gpus);
+    options.probe.code = no_probe ? std::vector<std::string>{} : probe.empty() ? saved.probe : probe;
+    options.probe.timeout_s = probe_timeout.value_or(saved.probe_timeout.value_or(300));
+    options.probe.gpus = parse_gpu_expectation(gpus.value_or(saved.gpus.value_or("auto")));
     options.no_baseline = no_baseline;
     options.dry_run = dry_run;
     options.force = force;

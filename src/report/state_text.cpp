@@ -75,7 +75,8 @@ nlohmann::json state_diff_json(const HistoryPoint& from, const HistoryPoint& to,
         dists.push_back({{"name", dist.name}, {"before", optional_text(dist.before)}, {"after", optional_text(dist.after)},
                          {"size_delta", dist.size_delta}});
     }
-    nlohmann::json json = {{"from", point(from)}, {"to", point(to)}, {"dists", dists}};
+    nlohmann::json json = {{"from", point(from)}, {"to", point(to)}, {"dists", dists}, {"files", nullptr},
+                           {"libraries", nullptr}}; // null: not asked for
     if (with_files) {
         json["files"] = nlohmann::json::array();
         for (const auto& file : diff.files) {

@@ -2,6 +2,7 @@
 #include "venvtx/store/retention.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/store/settings.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -16,23 +17,11 @@ constexpr double k_most_seconds = 100 * 365.25 * 24 * 3600;
 constexpr double k_most_bytes = 1e18;
 
 std::optional<std::int64_t> setting_number(Database& db, const char* name) {
-    Statement query = db.prepare("SELECT value FROM settings WHERE name = ?");
-    query.bind(1, std::string(name));
-    if (!query.step()) {
+    std::optional<std::string> value = read_setting(db, name);
+    if (!value || *value == "none") {
         return std::nullopt;
     }
-    std::string value = query.text(0);
-    if (value == "none") {
-        return std::nullopt;
-    }
-    return std::strtoll(value.c_str(), nullptr, 10);
-}
-
-void save_setting(Database& db, const char* name, const std::string& value) {
-    db.prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value")
-        .bind(1, std::string(name))
-        .bind(2, value)
-        .run();
+    return std::strtoll(value->c_str(), nullptr, 10);
 }
 
 std::string optional_text(const std::optional<std::int64_t>& value) {
@@ -69,9 +58,7 @@ nlohmann::json RetentionPolicy::json() const {
 
 RetentionPolicy load_policy(Database& db) {
     RetentionPolicy policy = RetentionPolicy::defaults();
-    Statement any = db.prepare("SELECT COUNT(*) FROM settings");
-    any.step();
-    if (any.integer(0) == 0) {
+    if (!read_setting(db, "automatic")) { // save_policy() writes all four: none saved yet
         return policy;
     }
     // A rule that keeps nothing (saved by a venvtx that did not refuse it) is no rule: the store
@@ -88,11 +75,10 @@ RetentionPolicy load_policy(Database& db) {
 
 void save_policy(Database& db, const RetentionPolicy& policy) {
     SqlTransaction transaction(db);
-    save_setting(db, "keep_last", optional_text(policy.keep_last));
-    save_setting(db, "keep_seconds", optional_text(policy.keep_seconds));
-    save_setting(db, "max_bytes",
-                 policy.max_bytes ? std::to_string(*policy.max_bytes) : std::string("none"));
-    save_setting(db, "automatic", policy.automatic ? "1" : "0");
+    write_setting(db, "keep_last", optional_text(policy.keep_last));
+    write_setting(db, "keep_seconds", optional_text(policy.keep_seconds));
+    write_setting(db, "max_bytes", policy.max_bytes ? std::to_string(*policy.max_bytes) : std::string("none"));
+    write_setting(db, "automatic", policy.automatic ? "1" : "0");
     transaction.commit();
 }
 

@@ -87,10 +87,10 @@ row "  preview / in place" "" "$(ratio "$dt_fail" "$dt")x"
 # 3c. --keep-going: which of the cu13 wheels can go, each verdict a probe's.
 t=$(now); vx --json remove 'nvidia-*-cu13' --keep-going --probe "import torch" > "$OUT/3c-keep-going.json" 2> "$OUT/3c-keep-going.err"; rc=$?
 dt=$(elapsed "$t")
-row "remove nvidia-*-cu13 --keep-going" "exit $rc" "${dt}s; $(python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["keep_going"]; print("%d probes, %s" % (k["probes"], "exact" if k["exact"] else "greedy"))' "$OUT/3c-keep-going.json" 2>/dev/null)"
+row "remove nvidia-*-cu13 --keep-going" "exit $rc" "${dt}s; $(python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["transaction"]["keep_going"]; print("%d probes, %s" % (k["probes"], "exact" if k["exact"] else "greedy"))' "$OUT/3c-keep-going.json" 2>/dev/null)"
 python3 - "$OUT/3c-keep-going.json" >> "$OUT/3c-table.txt" 2>/dev/null <<'PY'
 import json, sys
-k = json.load(open(sys.argv[1]))["keep_going"]
+k = json.load(open(sys.argv[1]))["transaction"]["keep_going"]
 for r in k["removed"]:
     print("  removed %-28s %s" % (r["name"], "; ".join(r["system_copies"]) or "-"))
 for r in k["kept"]:

@@ -458,13 +458,13 @@ class ChangedOutside(VenvTestCase):
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertGreater(time.monotonic() - started, 1.5)
         self.assertEqual(os.stat(inside).st_nlink, 2)
-        self.assertNotIn("changed_outside", tx)
+        self.assertEqual(tx["changed_outside"], [], tx)
 
     def test_a_command_that_changes_only_its_own_paths_reports_nothing_outside(self):
         proc, tx = self.venvtx_json("run", "--preview", "never", "--capture", "touch", "--",
                                     "sh", "-c", "rm -r " + os.path.join(self.site, "flash_attn"))
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertNotIn("changed_outside", tx)
+        self.assertEqual(tx["changed_outside"], [], tx)
 
 
 class ExactMetadata(VenvTestCase):
@@ -810,7 +810,7 @@ class FlippedPath(VenvTestCase):
         if not tx["preview"]["used"]:
             self.skipTest("no private view here: " + tx["preview"]["reason"])
         self.assertFalse(os.path.exists(victim), "the flip never reached the venv file")
-        self.assertNotIn("changed_outside", tx)
+        self.assertEqual(tx["changed_outside"], [], tx)
         self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertEqual(before, full_tree_hash(self.venv))
 
@@ -821,7 +821,7 @@ class FlippedPath(VenvTestCase):
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
             self.assertFalse(os.path.exists(victim), "the flip never reached the venv file")
             self.assertEqual(tx["files"]["removed"], 1, tx)
-            self.assertNotIn("changed_outside", tx)
+            self.assertEqual(tx["changed_outside"], [], tx)
             self.assertEqual(self.venvtx("rollback").returncode, 0)
             self.assertEqual(before, full_tree_hash(self.venv))
             shutil.rmtree(os.path.join(self.tmp, "decoy"))
