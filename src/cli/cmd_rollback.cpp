@@ -29,7 +29,9 @@ Command register_rollback(CLI::App& parent) {
                    ->check(k_entry_id)
                    ->excludes(tx);
     app->add_flag("--redo", flags->redo, "undo the newest rollback (redo what it undid)")->excludes(to)->excludes(tx);
-    flags->mutation.add_to(*app);
+    flags->mutation.add_to(*app, {"say which transactions it would undo, the packages before -> after, the paths "
+                                  "it would restore, and whether drift would refuse it (exit 6)",
+                                  "undo even over files changed since (drift), storing them first"});
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);

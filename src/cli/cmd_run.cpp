@@ -23,7 +23,9 @@ Command register_run(CLI::App& parent) {
         "run", "run any command that mutates the venv (after --), with VIRTUAL_ENV and PATH set, as one transaction "
         "(its stdin is /dev/null: pass answers as flags, e.g. pip's -y)");
     flags->capture.add_to(*app);
-    flags->mutation.add_to(*app);
+    flags->mutation.add_to(*app, {"run it in a private view and say which distributions it would change "
+                                  "(and, with a probe, whether the probe would pass); nothing is applied",
+                                  nullptr});
     flags->preview.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);

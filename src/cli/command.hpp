@@ -49,6 +49,12 @@ Command register_freeze(CLI::App& parent);
 Command register_exec(CLI::App& parent);
 Command register_config(CLI::App& parent);
 
+// What --dry-run and --force mean for one command (nullptr force: the command has none).
+struct MutationHelp {
+    const char* dry_run;
+    const char* force;
+};
+
 // Options every mutating command takes (--probe, --probe-timeout, --gpus, ...). What they leave
 // open comes from the defaults saved by `venvtx config`.
 struct MutationFlags {
@@ -61,7 +67,7 @@ struct MutationFlags {
     bool force = false;
     std::optional<double> wait;
 
-    void add_to(CLI::App& app);
+    void add_to(CLI::App& app, const MutationHelp& help);
     MutationOptions resolve(const SavedDefaults& saved) const;
 };
 

@@ -100,7 +100,7 @@ void CaptureFlags::add_to(CLI::App& app) {
     app.add_flag("--copy", copy, "with link capture: copy files up to 1 MiB beforehand, so in-place edits can be undone too");
 }
 
-void MutationFlags::add_to(CLI::App& app) {
+void MutationFlags::add_to(CLI::App& app, const MutationHelp& help) {
     auto* code = app.add_option("--probe", probe,
                                 "Python code run by the venv's interpreter after the change (repeatable; "
                                 "default: the saved probe, see venvtx config)")
@@ -110,11 +110,10 @@ void MutationFlags::add_to(CLI::App& app) {
         ->check(k_timeout);
     app.add_option("--gpus", gpus, "GPUs the probe must see: auto (as many as the baseline), none, or N");
     app.add_flag("--no-baseline", no_baseline, "skip the probe before the change");
-    app.add_flag("--dry-run", dry_run,
-                 "show the plan, change nothing (remove with --probe: a what-if, probed in a private view)");
-    app.add_flag("--force", force,
-                 "go on past a guard rail (removing the venv's installer) or a drift refusal (rollback), "
-                 "storing whatever it overwrites first");
+    app.add_flag("--dry-run", dry_run, help.dry_run);
+    if (help.force != nullptr) {
+        app.add_flag("--force", force, help.force);
+    }
     app.add_option("--wait", wait, "seconds to wait for another venvtx or uv holding the venv (default: exit 5 at once)")
         ->check(k_wait);
 }

@@ -1,5 +1,6 @@
 // venvtx: parse the command line, run one command, map errors to the contract's exit codes.
 #include "command.hpp"
+#include "help_format.hpp"
 #include "parse_errors.hpp"
 
 #include "venvtx/core/error.hpp"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     CLI::App app("venvtx: every change to a Python venv as a transaction: probe it, and restore the "
                  "exact prior bytes when the probe fails.",
                  "venvtx");
+    app.formatter(std::make_shared<HelpFormatter>());
     app.require_subcommand(1);
     app.fallthrough(); // global options may also follow the subcommand (inherited by each)
     app.set_version_flag("--version", VENVTX_VERSION, "print the version and exit");

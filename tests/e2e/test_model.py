@@ -548,7 +548,9 @@ def predict(model, op):
         if version not in VERSIONS:  # pip fails: venvtx restores and records the tx aborted
             return Prediction([(2, model.failed(verb, "aborted"))], refusal(model, verb))
         current = model.installed.get(name)
-        after = model.commit(verb, [] if current == version else [(name, current, version)])
+        if current == version:  # pip changes no file: no transaction is kept
+            return Prediction([(0, model)], interleave([model, model], verb))
+        after = model.commit(verb, [(name, current, version)])
         return Prediction([(0, after)], interleave([model, after], verb))
     if verb in ("rollback", "redo", "rollback_to"):
         rc, targets = model.rollback_targets(op)

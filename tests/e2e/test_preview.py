@@ -681,7 +681,8 @@ class PreviewFlags(PreviewCase):
         proc, doc = self.venvtx_json("remove", "flash-attn", "--preview", "never", "--probe", "import sys")
         self.assertEqual(proc.returncode, 0, self.said(proc))
         self.assertEqual((doc["state"], doc["preview"]), ("committed", {"used": False, "reason": "--preview never"}))
-        proc, doc = self.venvtx_json("run", "--preview", "never", "--probe", "import sys", "--", "true")
+        proc, doc = self.venvtx_json("run", "--preview", "never", "--probe", "import sys", "--", "touch",
+                                     os.path.join(self.venv, "new-file"))
         self.assertEqual(proc.returncode, 0, self.said(proc))
         self.assertEqual(doc["preview"], {"used": False, "reason": "--preview never"})
         self.assertEqual(self.tx(1)["preview"], {"used": False, "reason": "--preview never"})
