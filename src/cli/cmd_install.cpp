@@ -27,8 +27,8 @@ Command register_install(CLI::App& parent) {
     app->add_option("--installer", flags->installer, "auto (uv when on PATH, else pip), pip or uv");
     flags->capture.add_to(*app);
     flags->mutation.add_to(
-        *app, {"ask the installer what it would change (pip --dry-run --report, uv --dry-run) and say it, "
-               "before -> after; with a probe, install in a private view and probe there (a what-if)",
+        *app, {"ask the installer what it would change (pip's and uv's own dry runs) and say it, before -> "
+               "after; with a probe, install in a private view and probe there (a what-if)",
                nullptr});
     flags->preview.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {

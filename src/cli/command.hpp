@@ -48,6 +48,7 @@ Command register_diff(CLI::App& parent);
 Command register_freeze(CLI::App& parent);
 Command register_exec(CLI::App& parent);
 Command register_config(CLI::App& parent);
+Command register_complete(CLI::App& parent);
 
 // What --dry-run and --force mean for one command (nullptr force: the command has none).
 struct MutationHelp {

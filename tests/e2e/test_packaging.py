@@ -9,7 +9,7 @@ import tempfile
 import time
 import unittest
 
-from support import REPO, VENVTX, VenvTestCase, tree_hash
+from support import REPO, VENVTX, VenvTestCase, story_template, tree_hash
 
 BUILD = os.path.dirname(os.path.abspath(VENVTX))
 
@@ -35,12 +35,12 @@ def bash_completions(script, words):
 
 
 class Terminal:
-    """A bash in tmux, to type into as a person would."""
+    """A shell in tmux (bash unless told), to type into as a person would."""
 
-    def __init__(self, test):
+    def __init__(self, test, shell="bash --norc --noprofile", path="/usr/bin:/bin", home="/tmp"):
         self.socket = "venvtx-packaging-%d-%d" % (os.getpid(), time.monotonic_ns())
         self.tmux("new-session", "-d", "-s", "t", "-x", "150", "-y", "30",
-                  "env -i PATH=/usr/bin:/bin TERM=xterm bash --norc --noprofile")
+                  "env -i PATH=%s HOME=%s TERM=xterm %s" % (path, home, shell))
         test.addCleanup(self.tmux, "kill-server")
 
     def tmux(self, *args):
@@ -90,6 +90,57 @@ class Completion(unittest.TestCase):
         screen = terminal.type(["venvtx ro", "Tab"], r"(?m)venvtx rollback$")
         self.assertIn("venvtx rollback", screen)
         terminal.type(["--re", "Tab"], r"venvtx rollback --redo")
+
+    def typed_in(self, shell):
+        """A real `shell` in tmux with venvtx's completion loaded and venvtx on PATH, and a story
+        venv with one entry in its history; returns (terminal, venv)."""
+        if not shutil.which(shell) or not shutil.which("tmux"):
+            self.skipTest("%s or tmux not installed (scripts/setup.sh installs them)" % shell)
+        venv = os.path.join(self.tmp, "venv")
+        subprocess.run(["cp", "-a", os.path.join(story_template(), "venv"), venv], check=True)
+        subprocess.run([VENVTX, "--venv", venv, "stamp"], check=True, capture_output=True)
+        path = BUILD + ":/usr/bin:/bin"
+        if shell == "zsh":
+            functions = os.path.join(self.tmp, "functions")
+            os.makedirs(functions)
+            shutil.copy(self.script("zsh"), os.path.join(functions, "_venvtx"))
+            terminal = Terminal(self, "zsh -f", path, self.tmp)
+            terminal.type(["fpath=(%s $fpath); autoload -U compinit; compinit -u; echo sourced" % functions,
+                           "Enter"], r"(?m)^sourced$")
+        else:
+            terminal = Terminal(self, "fish --no-config" if shell == "fish" else "bash --norc --noprofile", path,
+                                self.tmp)
+            terminal.type(["source %s; echo sourced" % self.script(shell), "Enter"], r"(?m)^sourced$")
+        return terminal, venv
+
+    def check_values_complete(self, shell):
+        """Distribution names, option values, a command's words and entry ids, in `shell`."""
+        terminal, venv = self.typed_in(shell)
+        terminal.type(["venvtx --venv %s remove flash-a" % venv, "Tab"], r"(?m)remove flash-attn ?$")
+        terminal.type(["C-u", "venvtx --venv %s install --preview al" % venv, "Tab"], r"(?m)--preview always ?$")
+        terminal.type(["C-u", "venvtx completion z", "Tab"], r"(?m)completion zsh ?$")
+        terminal.type(["C-u", "venvtx --venv %s show " % venv, "Tab"], r"(?m)show 1 ?$")
+        terminal.type(["C-u", "venvtx --venv %s config probe-t" % venv, "Tab"], r"(?m)config probe-timeout ?$")
+
+    def test_bash_completes_names_values_and_ids(self):
+        self.check_values_complete("bash")
+
+    def test_zsh_completes_names_values_and_ids(self):
+        self.check_values_complete("zsh")
+
+    def test_fish_completes_names_values_and_ids(self):
+        self.check_values_complete("fish")
+
+    def test_descriptions_keep_their_apostrophes(self):
+        for shell, apostrophe in (("zsh", "venv'\\''s history"), ("fish", "venv\\'s history")):
+            with open(self.script(shell)) as text:
+                body = text.read()
+            self.assertNotIn("venv`s", body, shell)
+            self.assertIn(apostrophe, body, shell)
+        if shutil.which("fish"):
+            proc = subprocess.run(["fish", "--no-config", "-c", "source %s; complete -C 'venvtx --venv '"
+                                   % self.script("fish")], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
 
     def test_zsh_and_fish_scripts_parse(self):
         checked = 0
