@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The story, end to end, on a demo venv this script builds itself (real wheels, real pip, real
-# ELF libraries): removing the cu13 "contaminants" breaks `import torch` -> previewed, the live
-# venv never sees it; in place (--preview never), venvtx restores every byte; a harmless removal
-# commits; rollback undoes it; log shows the history.
+# ELF libraries): the probe saved once; removing the cu13 "contaminants" breaks `import torch` ->
+# previewed, the live venv never sees it; in place (--preview never), venvtx restores every byte;
+# a harmless removal commits; rollback undoes it; log shows the history.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$repo/scripts/setup.sh"
@@ -22,16 +22,18 @@ same_as_before() {
   [ "$before" = "$(tree)" ] && echo "byte-identical: yes" || { echo "byte-identical: NO"; exit 1; }
 }
 before=$(tree)
+venvtx config probe "import torch"   # once: every change from now on is probed
 set +e
-venvtx remove 'nvidia-*-cu13' --probe "import torch"
+venvtx remove 'nvidia-*-cu13'
 echo "(exit code $?: the probe failed in a private preview; the live venv was never changed)"
 same_as_before
-venvtx remove 'nvidia-*-cu13' --preview never --probe "import torch"
+venvtx remove 'nvidia-*-cu13' --preview never
 echo "(exit code $?: removed in place, the probe failed, every byte restored)"
 set -e
 same_as_before
 
-venvtx remove sglang 'flash*' --probe "import torch"
+venvtx remove sglang 'flash*'
+
 venvtx rollback
 echo "tree hash now: $(tree) (byte-identical to the start: $([ "$before" = "$(tree)" ] && echo yes || echo no))"
 venvtx log

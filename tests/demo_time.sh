@@ -22,6 +22,12 @@ for promise in "byte-identical: yes" "byte-identical to the start: yes" "committ
     exit 1
   fi
 done
+if [ "$fresh" = yes ]; then # the demo built the binary alone: installing it must work right away
+  prefix=$(mktemp -d)
+  cmake --install build --prefix "$prefix" >/dev/null
+  "$prefix/bin/venvtx" --version >/dev/null
+  rm -rf "$prefix"
+fi
 line=$(printf "demo: %d s from %s (goal: 180 s from a fresh clone on 2 cores, %s cores here)" \
   "$seconds" "$([ "$fresh" = yes ] && echo "a fresh clone" || echo "an existing build/")" "$(nproc)")
 echo "$line" | tee build/demo-time.txt

@@ -195,7 +195,7 @@ class DebianPackage(unittest.TestCase):
         installed = os.path.join(self.root, "usr/bin/venvtx")
         proc = subprocess.run([installed, "--version"], capture_output=True, text=True)
         self.assertEqual(proc.stdout, "venvtx %s\n" % version())
-        for path in ("usr/share/man/man1/venvtx.1", "usr/share/bash-completion/completions/venvtx",
+        for path in ("usr/share/man/man1/venvtx.1.gz", "usr/share/bash-completion/completions/venvtx",
                      "usr/share/zsh/vendor-completions/_venvtx", "usr/share/fish/vendor_completions.d/venvtx.fish"):
             self.assertTrue(os.path.isfile(os.path.join(self.root, path)), path)
 
@@ -208,15 +208,26 @@ class DebianPackage(unittest.TestCase):
             self.assertIn("install ok installed", status.stdout, name)
 
     def test_the_man_page_documents_every_command(self):
-        page = os.path.join(self.root, "usr/share/man/man1/venvtx.1")
+        page = os.path.join(self.root, "usr/share/man/man1/venvtx.1.gz")
         if not shutil.which("man"):
             self.skipTest("man not installed")
         text = subprocess.run(["man", "-l", page], capture_output=True, text=True,
-                              env={**os.environ, "MANPAGER": "cat", "MANWIDTH": "100"}).stdout
-        for heading in ("NAME", "SYNOPSIS", "COMMANDS", "EXIT STATUS"):
+                              env={**os.environ, "MANPAGER": "cat", "MANWIDTH": "80"}).stdout
+        for heading in ("NAME", "SYNOPSIS", "COMMANDS", "EXIT STATUS", "EXAMPLES", "ENVIRONMENT", "FILES"):
             self.assertIn(heading, text)
         for command in commands_and_options():
             self.assertIn("venvtx %s" % command, text)
+        for code in ("0", "1", "2", "3", "4", "5", "6", "130"):
+            self.assertRegex(text, r"(?m)^       %s$" % code)
+        self.assertEqual([line for line in text.splitlines() if len(line) > 80], [])
+
+    @unittest.skipUnless(shutil.which("lintian"), "lintian not installed (scripts/setup.sh installs it)")
+    def test_lintian_finds_no_error(self):
+        proc = subprocess.run(["lintian", "--tag-display-limit", "0", self.deb], capture_output=True, text=True)
+        errors = [line for line in proc.stdout.splitlines() if line.startswith("E:")]
+        self.assertEqual(errors, [], proc.stdout)
+        listing = subprocess.run(["dpkg-deb", "-c", self.deb], capture_output=True, text=True).stdout
+        self.assertIn("./usr/share/doc/venvtx/copyright", listing)
 
     @unittest.skipUnless(shutil.which("tmux"), "tmux not installed (scripts/setup.sh installs it)")
     def test_the_installed_bash_completion_completes_ro_to_rollback(self):
@@ -250,9 +261,20 @@ class StaticRelease(VenvTestCase):
     def test_named_for_its_version_and_holds_the_docs(self):
         self.assertEqual(os.path.basename(self.tarball), "venvtx-%s-linux-x86_64.tar.gz" % version())
         listing = subprocess.run(["tar", "-tzf", self.tarball], capture_output=True, text=True).stdout
+        top = "venvtx-%s-linux-x86_64/" % version()
         for leaf in ("bin/venvtx", "share/man/man1/venvtx.1", "share/bash-completion/completions/venvtx",
-                     "share/zsh/vendor-completions/_venvtx", "share/fish/vendor_completions.d/venvtx.fish"):
-            self.assertIn(leaf, listing)
+                     "share/zsh/vendor-completions/_venvtx", "share/fish/vendor_completions.d/venvtx.fish",
+                     "share/doc/venvtx/README.md", "share/doc/venvtx/LICENSE"):
+            self.assertIn(top + leaf, listing.splitlines())
+        # Unpacked with --strip-components=1 into a prefix, nothing lands beside bin/ and share/.
+        self.assertEqual(sorted({line[len(top):].split("/")[0] for line in listing.splitlines()} - {""}),
+                         ["bin", "share"])
+        with open(os.path.join(os.path.dirname(self.tarball), "SHA256SUMS")) as sums:
+            digest, name = sums.read().split()
+        self.assertEqual(name, os.path.basename(self.tarball))
+        proc = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=os.path.dirname(self.tarball),
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
     def test_no_interpreter_and_no_library(self):
         headers = subprocess.run(["readelf", "-l", "-d", self.binary], capture_output=True, text=True).stdout
