@@ -218,7 +218,7 @@ class DebianPackage(unittest.TestCase):
         for command in commands_and_options():
             self.assertIn("venvtx %s" % command, text)
         for code in ("0", "1", "2", "3", "4", "5", "6", "130"):
-            self.assertRegex(text, r"(?m)^       %s$" % code)
+            self.assertRegex(text, r"(?m)^       %s\s" % code)
         self.assertEqual([line for line in text.splitlines() if len(line) > 80], [])
 
     @unittest.skipUnless(shutil.which("lintian"), "lintian not installed (scripts/setup.sh installs it)")
