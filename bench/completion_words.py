@@ -12,25 +12,13 @@ usage: bench/completion_words.py [--rounds N] [--venvtx PATH] [--fixture DIR] [-
 """
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import torch_scale_arguments, torch_scale_template  # noqa: E402
-
-
-def median_time(cmd, rounds, env=None):
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        times.append(time.perf_counter() - started)
-        if proc.returncode != 0 or not proc.stdout.strip():
-            sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:5]), proc.returncode, proc.stderr.strip()[-500:]))
-    return statistics.median(times)
+from timing import median_time, torch_scale_arguments, torch_scale_template  # noqa: E402
 
 
 def main():

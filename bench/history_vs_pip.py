@@ -27,21 +27,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import torch_scale_arguments, torch_scale_template  # noqa: E402
+from timing import median_time, torch_scale_arguments, torch_scale_template  # noqa: E402
 
 HOLD = ("import ctypes, ssl, sqlite3, decimal, json, lzma, bz2, zlib, hashlib, time, sys; "
         "time.sleep(float(sys.argv[1]))")
-
-
-def median_time(cmd, rounds, env=None):
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-        times.append(time.perf_counter() - started)
-        if proc.returncode != 0:
-            sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:5]), proc.returncode, proc.stderr.strip()[-500:]))
-    return statistics.median(times)
 
 
 def cpu_seconds(cmd):

@@ -1,6 +1,7 @@
 """What the benchmarks share: a timed command that must succeed, and the torch-scale fixture."""
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -18,6 +19,19 @@ def timed(cmd, env=None, cwd=None):
     if proc.returncode != 0:
         sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:4]), proc.returncode, proc.stderr.strip()[-800:]))
     return elapsed, proc
+
+
+def median_time(cmd, rounds, env=None):
+    """The median seconds of `rounds` runs of `cmd` (no sync: warm figures); exits the bench when
+    a run fails."""
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        times.append(time.perf_counter() - started)
+        if proc.returncode != 0:
+            sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:5]), proc.returncode, proc.stderr.strip()[-500:]))
+    return statistics.median(times)
 
 
 def torch_scale_template(fixture_dir):

@@ -6,10 +6,11 @@ set -euo pipefail
 # liblz4-dev, libacl1-dev: the static libraries libarchive needs in the fully static release;
 # tmux and zstd: the tests that type into a real terminal and read packs with their own tools;
 # strace: the test that reads the order of flushes and renames (test_durability);
-# python3-jsonschema: the test that validates every --json document (test_json_schema).
+# python3-jsonschema: the test that validates every --json document (test_json_schema);
+# zsh, fish: completion typed into each shell; lintian: the .deb checked as Debian checks it.
 packages=(cmake make ninja-build ccache g++ gcc libsqlite3-dev libarchive-dev libssl-dev libcli11-dev
           nlohmann-json3-dev doctest-dev python3 python3-venv sqlite3 help2man dpkg-dev
-          libzstd-dev liblz4-dev libacl1-dev tmux zstd strace python3-jsonschema)
+          libzstd-dev liblz4-dev libacl1-dev tmux zstd strace python3-jsonschema zsh fish lintian)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
