@@ -182,6 +182,27 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
         }
         text += "\n";
     }
+    if (record.details && record.details->contains("keep_going")) {
+        const nlohmann::json& search = (*record.details)["keep_going"];
+        text += "  keep-going, " + std::to_string(search.value("probes", 0)) + " probe(s):\n";
+        for (const auto& removed : search.value("removed", nlohmann::json::array())) {
+            text += "    removed " + removed.value("name", std::string()) + "\n";
+        }
+        for (const auto& kept : search.value("kept", nlohmann::json::array())) {
+            text += "    kept    " + kept.value("name", std::string()) + ": " + kept.value("reason", std::string()) + "\n";
+        }
+        for (const auto& attempt : search.value("attempts", nlohmann::json::array())) {
+            text += "    attempt tx " + std::to_string(attempt.get<std::int64_t>()) + "\n";
+        }
+    }
+    if (record.details && record.details->contains("part_of")) {
+        text += "  part of  the --keep-going search of tx " +
+                std::to_string((*record.details)["part_of"].get<std::int64_t>()) + "\n";
+    }
+    if (record.details && record.details->contains("repair")) {
+        text += (*record.details)["repair"] == "fixed" ? "  repair   the venv failed the probe before, and passed it after\n"
+                                                       : "  repair   the venv failed the probe before and after: restored\n";
+    }
     if (record.message) {
         text += "  note     " + *record.message + "\n";
     }

@@ -217,6 +217,12 @@ class Hygiene(CliCase):
             self.assertEqual(shown["state"], "rolled_back")
         proc, shown = self.venvtx_json("show", str(tx["id"]))
         self.assertEqual(shown["keep_going"], tx["keep_going"])
+        text = self.ok("show", str(tx["id"])).stdout
+        for verdict in tx["keep_going"]["removed"]:
+            self.assertIn("    removed " + verdict["name"], text)
+        for verdict in tx["keep_going"]["kept"]:
+            self.assertIn("    kept    %s: %s" % (verdict["name"], verdict["reason"]), text)
+        self.assertIn("part of  the --keep-going search of tx %d" % tx["id"], self.ok("show", str(attempts[0])).stdout)
 
 
 if __name__ == "__main__":
