@@ -329,6 +329,9 @@ class Retention(GcCase):
         history = self.use_history()
         sizes = self.object_rows()
         self.assertEqual(self.gc("--keep", "20", "--dry-run")["pruned"], [])
+        # 6 and the 5 after it that changed the venv are the newest 6: 7, restored, is not counted.
+        self.assertEqual(self.expected_by_rules(keep=6), [1, 2, 3, 4, 5])
+        self.assertEqual(self.gc("--keep", "6", "--dry-run")["pruned"], [1, 2, 3, 4, 5])
         expected = self.expected_by_rules(keep=5)
         # The test's own arithmetic: 8 and the 4 after it are the newest 5 that changed the venv;
         # 4 (aborted) and 7 (restored) are not counted.
