@@ -100,6 +100,10 @@ public:
         m_search = search;
         if (!search.removed.empty()) {
             outcome = apply(search.removed);
+        } else if (m_whole_preview) {
+            std::int64_t id = record_failed_preview(m_context, m_store, "remove", m_whole_preview->packages,
+                                                    m_whole_preview->result);
+            outcome.tx = m_store.history().find(id);
         }
         return report(std::move(outcome), search.removed);
     }
@@ -142,11 +146,12 @@ private:
                     return apply(names);
                 }
                 say_baseline();
-                std::int64_t id = record_failed_preview(m_context, m_store, "remove", plan.packages, preview);
-                m_attempts.push_back(id);
+                // Recorded only if no subset passes: the live venv never saw it, and the search's
+                // transaction holds it as its first trial.
+                m_whole_preview = WholePreview{plan.packages, preview};
                 m_context.out.verdict("keep-going: removing all " + std::to_string(names.size()) +
                                       " failed the probe in a private view: " + m_whole.error);
-                return {ExitCode::probe_failed, m_store.history().find(id)};
+                return {ExitCode::probe_failed, std::nullopt};
             }
             plan.baseline = preview.baseline; // in place from here (or nothing: the baseline failed)
         }
@@ -313,6 +318,11 @@ private:
     std::map<std::vector<std::string>, ProbeReport> m_previewed;  // passing previews, by sorted set
     std::map<std::string, std::string> m_refused;                  // kept by --no-system-fallback
     std::vector<std::int64_t> m_attempts;  // transactions the search recorded on its way (restored or aborted)
+    struct WholePreview {
+        std::vector<PackageChange> packages;
+        PreviewResult result;
+    };
+    std::optional<WholePreview> m_whole_preview;  // the whole set failed in a view: not recorded yet
     int m_probes = 0;
 };
 
