@@ -87,8 +87,23 @@ std::vector<Verb> verbs_of(const CLI::App& app) {
 
 // The first sentence of a help text, for the shells that show one beside each word.
 std::string short_help(const std::string& help) {
-    std::string text = help.substr(0, help.find_first_of("(;:"));
-    while (!text.empty() && text.back() == ' ') {
+    constexpr std::size_t k_most = 80; // a shell's pager line, beside the word
+    std::string text;
+    int depth = 0; // asides in parentheses are left out
+    for (char c : help.substr(0, help.find(';'))) {
+        depth += c == '(' ? 1 : 0;
+        if (depth == 0 && !(c == ' ' && !text.empty() && text.back() == ' ')) {
+            if ((c == ',' || c == '.') && !text.empty() && text.back() == ' ') {
+                text.pop_back(); // "auto (...), always" -> "auto, always"
+            }
+            text += c;
+        }
+        depth -= c == ')' && depth > 0 ? 1 : 0;
+    }
+    if (text.size() > k_most) {
+        text = text.substr(0, text.rfind(' ', k_most));
+    }
+    while (!text.empty() && (text.back() == ' ' || text.back() == ',' || text.back() == ':')) {
         text.pop_back();
     }
     return text;

@@ -137,6 +137,9 @@ class Completion(unittest.TestCase):
                 body = text.read()
             self.assertNotIn("venv`s", body, shell)
             self.assertIn(apostrophe, body, shell)
+            # Whole phrases, asides left out: not the first word before a parenthesis.
+            self.assertIn("uninstall every distribution whose normalized name matches a shell glob", body, shell)
+            self.assertIn("auto, always, or never", body, shell)
         if shutil.which("fish"):
             proc = subprocess.run(["fish", "--no-config", "-c", "source %s; complete -C 'venvtx --venv '"
                                    % self.script("fish")], capture_output=True, text=True)
