@@ -67,8 +67,10 @@ std::string command_name(const std::vector<std::string>& argv) {
 void check_exit(const std::vector<std::string>& argv, const SubprocessResult& result) {
     if (result.exit_code != 0) {
         std::string detail = last_line(result.err); // captured under --json only
-        throw Error(ExitCode::usage, command_name(argv) + " exited with status " +
-                                         std::to_string(result.exit_code) + (detail.empty() ? "" : ": " + detail));
+        throw Error(ExitCode::usage, "command_failed",
+                    command_name(argv) + " exited with status " + std::to_string(result.exit_code) +
+                        (detail.empty() ? "" : ": " + detail) + prompt_hint(argv),
+                    {{"exit_code", result.exit_code}});
     }
 }
 

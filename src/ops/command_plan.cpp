@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace venvtx {
@@ -169,6 +170,27 @@ std::vector<PackageChange> installer_dry_run(const Context& context, const std::
     return package_changes(before, after);
 }
 
+namespace {
+
+bool says_yes(const std::vector<std::string>& argv) {
+    return std::any_of(argv.begin(), argv.end(), [](const std::string& arg) {
+        return arg == "-y" || arg == "--yes" || (arg.size() > 1 && arg[0] == '-' && arg[1] != '-' &&
+                                                 arg.find('y') != std::string::npos);
+    });
+}
+
+} // namespace
+
+std::string prompt_hint(const std::vector<std::string>& argv) {
+    // pip asks only in `uninstall`, which refuse_prompting_command() stops before it runs.
+    static const std::set<std::string> k_asking = {"conda", "mamba", "micromamba", "apt", "apt-get"};
+    std::string program = std::filesystem::path(argv.front()).filename().string();
+    if (k_asking.count(program) == 0 || says_yes(argv)) {
+        return "";
+    }
+    return " (under venvtx its stdin is /dev/null: a question it asked got no answer; pass -y)";
+}
+
 void refuse_prompting_command(const std::vector<std::string>& argv) {
     auto program = std::filesystem::path(argv.front()).filename().string();
     bool pip = program.rfind("pip", 0) == 0;
@@ -176,11 +198,7 @@ void refuse_prompting_command(const std::vector<std::string>& argv) {
     pip = pip || (program.rfind("python", 0) == 0 && module != argv.end() && module + 1 != argv.end() &&
                   *(module + 1) == "pip");
     bool uninstall = std::find(argv.begin(), argv.end(), "uninstall") != argv.end();
-    bool yes = std::any_of(argv.begin(), argv.end(), [](const std::string& arg) {
-        return arg == "-y" || arg == "--yes" || (arg.size() > 1 && arg[0] == '-' && arg[1] != '-' &&
-                                                 arg.find('y') != std::string::npos);
-    });
-    if (pip && uninstall && !yes) {
+    if (pip && uninstall && !says_yes(argv)) {
         throw Error(ExitCode::usage, "prompt",
                     "pip uninstall asks before it removes anything, and under venvtx its stdin is /dev/null: "
                     "pass -y (venvtx run -- pip uninstall -y ...); nothing was changed",

@@ -182,6 +182,22 @@ class Arguments(CliCase):
         self.ok("run", "--", "python", "-m", "pip", "uninstall", "-y", "flash-attn")
         self.assertNotEqual(self.python("import flash_attn").returncode, 0)
 
+    def test_an_installer_that_died_on_its_question_gets_a_hint(self):
+        # A conda that asks, as conda does, and dies on the EOF it reads from /dev/null.
+        bin_dir = os.path.join(self.tmp, "bin")
+        os.makedirs(bin_dir)
+        with open(os.path.join(bin_dir, "conda"), "w") as f:
+            f.write('#!/bin/sh\necho "Proceed ([y]/n)? "\nread answer || { echo EOFError >&2; exit 1; }\n')
+        os.chmod(os.path.join(bin_dir, "conda"), 0o755)
+        env = dict(self.env, PATH=bin_dir + os.pathsep + self.env["PATH"])
+        before = tree_hash(self.venv)
+        proc = self.venvtx("run", "--", "conda", "remove", "x", env=env)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("pass -y", proc.stderr.splitlines()[-1])
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        proc = self.venvtx("run", "--", "conda", "remove", "-y", "x", env=env)  # answered: no hint
+        self.assertNotIn("pass -y", proc.stderr)
+
 
 class Hygiene(CliCase):
     def test_a_command_that_changes_nothing_records_nothing(self):

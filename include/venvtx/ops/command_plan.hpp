@@ -36,4 +36,8 @@ std::vector<PackageChange> installer_dry_run(const Context& context, const std::
 // (its stdin is /dev/null): `pip uninstall` without -y. Nothing runs.
 void refuse_prompting_command(const std::vector<std::string>& argv);
 
+// For a failed installer that asks before it acts (conda, mamba, apt) run without -y:
+// " (under venvtx its stdin is /dev/null: ... pass -y)"; else "".
+std::string prompt_hint(const std::vector<std::string>& argv);
+
 } // namespace venvtx
