@@ -33,7 +33,7 @@ VENVTX_MODEL_REPLAY runs again. Each sequence has its own temp dir, kept when it
 Run as root, one sequence in 8 (seeds 5, 13, 21, ...) keeps its store on another filesystem (a
 tmpfs the test mounts, `--store` on every call): every capture and restore crosses filesystems.
 
-Environment: VENVTX_MODEL_SEQUENCES (default 120), VENVTX_MODEL_ALL_PAIRS, VENVTX_MODEL_JOBS (worker threads, default 2),
+Environment: VENVTX_MODEL_SEQUENCES (default 100), VENVTX_MODEL_ALL_PAIRS, VENVTX_MODEL_JOBS (worker threads, default 2),
 VENVTX_MODEL_SEED (run just that seed), VENVTX_MODEL_REPLAY (a JSON list of steps, as a failure
 prints them: replays exactly those steps), VENVTX_MODEL_EXTERNAL (`all`: every sequence with its
 store on the tmpfs; `none`: no sequence).
@@ -955,7 +955,7 @@ class ModelTest(unittest.TestCase):
             seed = int(os.environ["VENVTX_MODEL_SEED"])
             jobs = [("seed%d" % seed, seed, None)]
         else:
-            count = int(os.environ.get("VENVTX_MODEL_SEQUENCES", "120"))
+            count = int(os.environ.get("VENVTX_MODEL_SEQUENCES", "100"))
             jobs = [(label, None, steps) for label, steps in REGRESSIONS]
             jobs += [("seed%d" % seed, seed, None) for seed in range(count)]
         started = time.monotonic()

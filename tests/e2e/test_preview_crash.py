@@ -32,7 +32,7 @@ class ExternalStorePreviewSweep(test_crash.ExternalStoreSweep):
     an apply moves each file across filesystems, and a kill between copy and unlink must still
     recover exactly. Sampled (VENVTX_FULL_SWEEPS=1: every step)."""
 
-    SAMPLE_EVERY = 8
+    SAMPLE_EVERY = 10
 
     def test_multi_package_remove(self):
         self.skipTest("in test_crash.ExternalStoreSweep")
