@@ -649,7 +649,9 @@ class LeftoverPreview(PreviewCase):
         proc.wait()
         self.kill_tagged(tag)
         self.assertTrue(os.path.isdir(area))
-        recover = self.venvtx("recover")
+        # A killed process lets go of its locks as it exits, which a loaded machine may not have
+        # finished when kill() returns: recover may wait for that.
+        recover = self.venvtx("recover", "--wait", "30")
         self.assertEqual(recover.returncode, 0, self.said(recover))
         self.assertFalse(os.path.lexists(self.previews))
         self.assertTreeEqual(before, tree_hash(self.venv))
