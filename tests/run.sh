@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 bash tests/demo_time.sh
 bash scripts/build.sh
 (cd build && ctest --output-on-failure -j "$(nproc)")

@@ -29,7 +29,7 @@ Command register_install(CLI::App& parent) {
     flags->mutation.add_to(
         *app, {"ask the installer what it would change (pip's and uv's own dry runs) and say it, before -> "
                "after; with a probe, install in a private view and probe there (a what-if)",
-               nullptr});
+               "replace the venvtx running now, when it was installed in this venv"});
     flags->preview.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);

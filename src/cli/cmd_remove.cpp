@@ -28,7 +28,7 @@ Command register_remove(CLI::App& parent) {
     app->add_option("pattern", flags->patterns, "name or glob, e.g. 'nvidia-*-cu13'")->required();
     flags->mutation.add_to(*app, {"say what it would remove and which shared libraries would lose their last "
                                   "provider; with a probe, remove in a private view and probe there (a what-if)",
-                                  "remove the venv's installer (pip) too"});
+                                  "remove the venv's installer (pip), or the venvtx running now (installed in this venv), too"});
     flags->preview.add_to(*app);
     app->add_flag("--keep-going", flags->keep_going,
                   "if the probe fails, commit the largest subset whose removal passes (exact for up to 8 "

@@ -31,7 +31,8 @@ Command register_rollback(CLI::App& parent) {
     app->add_flag("--redo", flags->redo, "undo the newest rollback (redo what it undid)")->excludes(to)->excludes(tx);
     flags->mutation.add_to(*app, {"say which transactions it would undo, the packages before -> after, the paths "
                                   "it would restore, and whether drift would refuse it (exit 6)",
-                                  "undo even over files changed since (drift), storing them first"});
+                                  "undo even over files changed since (drift), storing them first; or when it changes the "
+                                  "venvtx running now"});
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);

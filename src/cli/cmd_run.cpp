@@ -25,7 +25,7 @@ Command register_run(CLI::App& parent) {
     flags->capture.add_to(*app);
     flags->mutation.add_to(*app, {"run it in a private view and say which distributions it would change "
                                   "(and, with a probe, whether the probe would pass); nothing is applied",
-                                  nullptr});
+                                  "let it change the venvtx running now, when it was installed in this venv"});
     flags->preview.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);

@@ -15,6 +15,7 @@
 #include "venvtx/upkeep/gc.hpp"
 #include "venvtx/venv/inventory.hpp"
 #include "venvtx/venv/names.hpp"
+#include "venvtx/venv/own_distribution.hpp"
 
 #include <algorithm>
 #include <set>
@@ -78,18 +79,25 @@ PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& opt
     return planned;
 }
 
-// The venv's installer (pip: `venvtx install` and pip itself run it) goes only with --force.
-void refuse_removing_installer(const Context& context, const RemoveOptions& options) {
+// The venv's installer (pip: `venvtx install` and pip itself run it), and the venvtx running now
+// when it was installed into this venv, go only with --force.
+void refuse_removing_tools(const Context& context, const RemoveOptions& options) {
     if (options.mutation.force) {
         return;
     }
+    auto named = [&](const std::string& name) {
+        return std::any_of(options.patterns.begin(), options.patterns.end(),
+                           [&](const std::string& pattern) { return name_matches(pattern, name); });
+    };
     for (const auto& installed : installed_versions(context.layout)) {
-        bool named = std::any_of(options.patterns.begin(), options.patterns.end(),
-                                 [&](const std::string& pattern) { return name_matches(pattern, installed.first); });
-        if (named && normalize_name(installed.first) == "pip") {
+        if (named(installed.first) && normalize_name(installed.first) == "pip") {
             throw usage_error("refusing to remove pip: it is this venv's installer (`venvtx install` runs it); "
                               "--force removes it anyway; nothing was changed");
         }
+    }
+    std::optional<OwnDistribution> own = own_distribution(context.layout, context.store_root);
+    if (own && named(own->name)) {
+        refuse_changing_own_distribution(*own, {own->binary}, "to remove " + own->name);
     }
 }
 
@@ -143,7 +151,7 @@ TransactionPlan removal_transaction(const RemovalPlan& removal) {
 }
 
 Outcome remove_distributions(const Context& context, const RemoveOptions& options) {
-    refuse_removing_installer(context, options);
+    refuse_removing_tools(context, options);
     if (options.mutation.dry_run && !options.mutation.probe.code.empty() &&
         options.mutation.preview == PreviewMode::never) {
         throw usage_error("--dry-run with --probe tries the removal in a private view, which --preview never "

@@ -3,6 +3,7 @@
 
 #include "venvtx/ops/command_plan.hpp"
 #include "venvtx/ops/drift.hpp"
+#include "venvtx/venv/own_distribution.hpp"
 
 #include <map>
 #include <set>
@@ -48,6 +49,10 @@ Outcome rollback_dry_run(const Context& context, Store& store, const std::vector
         for (const auto& entry : store.history().entries(record.id)) {
             paths.insert(entry.path);
         }
+    }
+    std::optional<OwnDistribution> own = force ? std::nullopt : own_distribution(context.layout, context.store_root);
+    if (own) { // refused as the rollback would be
+        refuse_changing_own_distribution(*own, {paths.begin(), paths.end()}, "this rollback");
     }
     Outcome outcome;
     outcome.dry_run = true;

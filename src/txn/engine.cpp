@@ -13,6 +13,7 @@
 #include "venvtx/store/packs.hpp"
 #include "venvtx/store/space_reserve.hpp"
 #include "venvtx/txn/materialize.hpp"
+#include "venvtx/venv/own_distribution.hpp"
 
 #include <algorithm>
 #include <set>
@@ -33,6 +34,12 @@ public:
 
     Outcome run() {
         refuse_mounted_entries();
+        if (!m_options.force) {
+            m_own = own_distribution(m_context.layout, m_context.store_root);
+        }
+        if (m_own && !m_plan.apply) { // what changes is known before anything does
+            refuse_changing_own_distribution(*m_own, entry_paths(), "this " + m_plan.kind);
+        }
         History& history = m_store.history();
         std::optional<ProbeReport> baseline;
         bool probing = !m_options.probe.code.empty();
@@ -80,6 +87,9 @@ public:
             return record_nothing(baseline);
         }
         try {
+            if (m_own && m_plan.apply) { // known only now that the command ran: it is put back
+                refuse_changing_own_distribution(*m_own, entry_paths(), "this " + m_plan.kind);
+            }
             return probe_and_commit(probing, baseline);
         } catch (const Error& error) {
             if (m_restored) {
@@ -87,12 +97,22 @@ public:
             }
             restore(error.what());
             history.set_state(m_tx, TxState::aborted, error.what());
-            throw Error(error.code(), std::string(error.what()) + " (" + restore_verdict() + ", tx " +
-                                          std::to_string(m_tx) + " aborted)");
+            throw Error(error.code(), error.kind(),
+                        std::string(error.what()) + " (" + restore_verdict() + ", tx " + std::to_string(m_tx) +
+                            " aborted)",
+                        error.details());
         }
     }
 
 private:
+    std::vector<std::string> entry_paths() const {
+        std::vector<std::string> paths;
+        for (const auto& entry : m_plan.entries) {
+            paths.push_back(entry.path);
+        }
+        return paths;
+    }
+
     // Before anything changed: recorded as aborted, with the baseline's report and `why`.
     Outcome abort_unchanged(const ProbeReport& baseline, ExitCode code, const std::string& why) {
         History& history = m_store.history();
@@ -352,6 +372,7 @@ private:
     std::set<std::string> m_new_objects;
     std::set<std::string> m_unpacked;  // taken out of packs for this transaction: movable into place
     std::vector<std::string> m_moved_out;  // loose objects the apply moved into the venv
+    std::optional<OwnDistribution> m_own;  // the running venvtx's, when it lives in this venv (no --force)
     bool m_restored = false;  // a restore ran (or failed): never attempted twice
     std::size_t m_journaled = 0;  // the paths a command's restore put back
     bool m_probed_live = false;  // a probe ran on the live venv: what it wrote itself is not journaled

@@ -1,6 +1,9 @@
 """venvtx installed like a real tool: the .deb (cpack) installed by dpkg into a scratch root, the
 fully static release tarball (scripts/release.sh), the man page, and the shell completions that
 `venvtx completion SHELL` generates from the CLI itself, typed into a real bash (tmux)."""
+import base64
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -8,6 +11,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import zipfile
 
 from support import REPO, VENVTX, VenvTestCase, story_template, tree_hash
 
@@ -310,6 +314,83 @@ class StaticRelease(VenvTestCase):
         proc = subprocess.run([self.binary, "--venv", self.venv, "rollback"], capture_output=True, text=True, env=env)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(tree_hash(self.venv), before)
+
+
+@unittest.skipIf(os.environ.get("VENVTX_SKIP_RELEASE") == "1", "VENVTX_SKIP_RELEASE=1")
+class Wheel(unittest.TestCase):
+    """scripts/wheel.sh: the static binary in a wheel that pip and pipx install (the guard that
+    keeps it from removing itself: test_own_distribution)."""
+
+    @classmethod
+    def setUpClass(cls):
+        proc = subprocess.run(["bash", os.path.join(REPO, "scripts", "wheel.sh")], capture_output=True, text=True,
+                              timeout=1500)
+        if proc.returncode != 0:
+            raise AssertionError("scripts/wheel.sh failed:\n%s" % proc.stderr[-3000:])
+        cls.wheel = os.path.join(REPO, proc.stdout.strip().splitlines()[-1])
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="venvtx-wheel-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", PIP_NO_INDEX="1")
+        self.env.pop("VIRTUAL_ENV", None)
+
+    def new_venv(self, name, with_venvtx):
+        venv = os.path.join(self.tmp, name)
+        subprocess.run(["python3", "-m", "venv", venv], check=True)
+        if with_venvtx:
+            subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", self.wheel],
+                           check=True, env=self.env)
+        return venv
+
+    def test_tagged_honestly_and_laid_out_as_a_wheel(self):
+        name = os.path.basename(self.wheel)
+        self.assertTrue(name.startswith("venvtx-%s-py3-none-" % version()), name)
+        self.assertEqual(set(name[:-len(".whl")].split("-")[4].split(".")),
+                         {"manylinux_2_17_x86_64", "manylinux2014_x86_64", "musllinux_1_1_x86_64"})
+        with zipfile.ZipFile(self.wheel) as archive:
+            members = {info.filename: info for info in archive.infolist()}
+            binary = "venvtx-%s.data/scripts/venvtx" % version()
+            self.assertIn(binary, members)
+            self.assertEqual((members[binary].external_attr >> 16) & 0o111, 0o111)
+            self.assertIn("venvtx/__main__.py", members)
+            dist_info = "venvtx-%s.dist-info/" % version()
+            self.assertIn("Root-Is-Purelib: false", archive.read(dist_info + "WHEEL").decode())
+            # RECORD, checked with our own hashing: every member, each hash its bytes' own.
+            record = {}
+            for line in archive.read(dist_info + "RECORD").decode().splitlines():
+                path, digest, size = line.rsplit(",", 2)
+                record[path] = digest
+            self.assertEqual(set(record), set(members))
+            for path, digest in record.items():
+                if path != dist_info + "RECORD":
+                    data = archive.read(path)
+                    expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                    self.assertEqual(digest, "sha256=" + expected, path)
+
+    def test_pip_installs_it_and_python_m_venvtx_runs_it(self):
+        venv = self.new_venv("tool", True)
+        for command in ([os.path.join(venv, "bin", "venvtx"), "--version"],
+                        [os.path.join(venv, "bin", "python"), "-m", "venvtx", "--version"]):
+            proc = subprocess.run(command, capture_output=True, text=True, env=self.env)
+            self.assertEqual(proc.stdout, "venvtx %s\n" % version(), proc.stderr)
+
+    def test_pipx_installs_it(self):
+        env = dict(self.env, PIPX_HOME=os.path.join(self.tmp, "pipx"), PIPX_BIN_DIR=os.path.join(self.tmp, "bin"))
+        proc = subprocess.run(["pipx", "install", "--pip-args=--no-index", self.wheel], capture_output=True,
+                              text=True, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        proc = subprocess.run([os.path.join(self.tmp, "bin", "venvtx"), "--version"], capture_output=True, text=True)
+        self.assertEqual(proc.stdout, "venvtx %s\n" % version(), proc.stderr)
+
+    def test_installed_in_a_venv_it_will_not_remove_itself(self):
+        venv = self.new_venv("managed", True)
+        before = tree_hash(venv)
+        proc = subprocess.run([os.path.join(venv, "bin", "venvtx"), "--venv", venv, "--json", "remove", "venvtx"],
+                              capture_output=True, text=True, env=self.env)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["error"]["kind"], "own_distribution")
+        self.assertEqual(tree_hash(venv), before)
 
 
 if __name__ == "__main__":
