@@ -368,12 +368,19 @@ class Wheel(unittest.TestCase):
                     expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
                     self.assertEqual(digest, "sha256=" + expected, path)
 
-    def test_pip_installs_it_and_python_m_venvtx_runs_it(self):
-        venv = self.new_venv("tool", True)
-        for command in ([os.path.join(venv, "bin", "venvtx"), "--version"],
-                        [os.path.join(venv, "bin", "python"), "-m", "venvtx", "--version"]):
+    def test_pip_installs_it_python_m_venvtx_runs_it_and_pip_uninstalls_it(self):
+        venv = self.new_venv("tool", False)
+        without = tree_hash(venv)
+        python = os.path.join(venv, "bin", "python")
+        subprocess.run([python, "-m", "pip", "install", "-q", self.wheel], check=True, env=self.env)
+        for command in ([os.path.join(venv, "bin", "venvtx"), "--version"], [python, "-m", "venvtx", "--version"]):
             proc = subprocess.run(command, capture_output=True, text=True, env=self.env)
             self.assertEqual(proc.stdout, "venvtx %s\n" % version(), proc.stderr)
+        subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "venvtx"], check=True, env=self.env)
+        # All gone, but for the bytecode pip compiled of itself while it ran.
+        def kept(tree):
+            return {path: node for path, node in tree.items() if "__pycache__" not in path}
+        self.assertEqual(kept(tree_hash(venv)), kept(without))
 
     def test_pipx_installs_it(self):
         env = dict(self.env, PIPX_HOME=os.path.join(self.tmp, "pipx"), PIPX_BIN_DIR=os.path.join(self.tmp, "bin"))

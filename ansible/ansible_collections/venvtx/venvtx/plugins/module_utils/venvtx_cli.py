@@ -27,8 +27,6 @@ EXIT_MEANINGS = {
 EXIT_KINDS = {1: "system", 2: "usage", 3: "probe_failed", 4: "baseline_failed", 5: "locked", 6: "drift",
               130: "interrupted"}
 
-MUTATING = ("remove", "install", "rollback")
-
 # Options that only some commands take: (option, the commands that take it).
 OPTION_COMMANDS = (
     ("packages", ("remove", "install")),
