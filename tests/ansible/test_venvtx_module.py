@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ansible_support import COLLECTIONS, REPO, VENVTX, assert_same_tree, log, run_module, story_template, tree_hash
+from ansible_support import COLLECTION, COLLECTIONS, REPO, VENVTX, assert_same_tree, log, run_module, story_template, tree_hash
 from ansible_collections.venvtx.venvtx.plugins.module_utils import venvtx_cli
 from ansible_collections.venvtx.venvtx.plugins.modules import venvtx as venvtx_module
 
@@ -313,6 +313,18 @@ class TestDocumentation:
         assert proc.returncode == 0, proc.stderr
         for word in ("OPTIONS", "EXAMPLES", "RETURN VALUES", "check_mode", "command:"):
             assert word in proc.stdout
+
+    def test_the_collection_builds_and_installs(self, tmp_path):
+        built = subprocess.run(["ansible-galaxy", "collection", "build", COLLECTION, "--output-path", str(tmp_path)],
+                               capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr
+        artifact = str(tmp_path / "venvtx-venvtx-0.1.0.tar.gz")
+        installed = subprocess.run(["ansible-galaxy", "collection", "install", "--offline", "-p",
+                                    str(tmp_path / "collections"), artifact], capture_output=True, text=True)
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"))
+        proc = subprocess.run(["ansible-doc", "venvtx.venvtx.venvtx"], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0 and "check_mode" in proc.stdout, proc.stderr
 
     def test_the_documented_options_are_the_real_ones(self):
         proc = self.ansible_doc("--json", "venvtx.venvtx.venvtx")
