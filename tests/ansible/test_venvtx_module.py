@@ -107,6 +107,19 @@ class TestCheckMode:
         assert [p["name"] for p in result["plan"]["packages"]] == ["flash-attn"]
         assert_same_tree(before, tree_hash(venv))
 
+    def test_an_install_what_if_names_the_versions_and_changes_nothing(self, tmp_path, venv):
+        run_module(tmp_path, {"command": "remove", "venv": venv, "packages": ["flash-attn"]})
+        before = tree_hash(venv)
+        result = run_module(tmp_path, {"command": "install", "venv": venv, "packages": ["flash-attn==2.8.3"],
+                                       "installer_args": wheel_args(), "probe": IMPORT_TORCH}, check_mode=True,
+                            diff=True, env=offline_env())
+        assert not result.get("failed") and result["changed"] is True, result
+        assert result["verdict"] == "passes"
+        assert result["plan"]["packages"] == [{"name": "flash-attn", "before": None, "after": "2.8.3"}]
+        assert "flash-attn==2.8.3" not in result["diff"]["before"].splitlines()
+        assert "flash-attn==2.8.3" in result["diff"]["after"].splitlines()
+        assert_same_tree(before, tree_hash(venv))
+
     def test_nothing_to_do_is_not_changed(self, tmp_path, venv):
         result = run_module(tmp_path, {"command": "remove", "venv": venv, "packages": ["not-installed"]},
                             check_mode=True)
