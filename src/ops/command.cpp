@@ -23,6 +23,8 @@
 #include "venvtx/txn/recover.hpp"
 #include "venvtx/upkeep/gc.hpp"
 #include "venvtx/venv/inventory.hpp"
+#include "venvtx/venv/names.hpp"
+#include "venvtx/venv/own_distribution.hpp"
 
 #include <cstdlib>
 #include <optional>
@@ -271,16 +273,30 @@ std::vector<std::string> installer_command(const VenvLayout& layout, Installer i
 
 namespace {
 
+// A dry run is refused as the change itself would be: one that would replace the running
+// venvtx's own distribution, without --force.
+void refuse_planned_own_change(const Context& context, const CommandOptions& options,
+                               const std::vector<PackageChange>& changes) {
+    std::optional<OwnDistribution> own =
+        options.mutation.force ? std::nullopt : own_distribution(context.layout, context.store_root);
+    for (const auto& change : changes) {
+        if (own && normalize_name(change.name) == normalize_name(own->name)) {
+            refuse_changing_own_distribution(*own, {own->binary}, "this " + options.kind);
+        }
+    }
+}
+
 // --dry-run: an install without a probe asks its installer; anything else runs in a private
 // view (with the probe, if any), where it can; a run that cannot says it cannot tell.
 Outcome dry_run(const Context& context, const CommandOptions& options) {
     auto versions_before = installed_versions(context.layout);
     bool with_probe = !options.mutation.probe.code.empty();
     if (options.kind == "install" && (!with_probe || options.mutation.preview == PreviewMode::never)) {
+        std::vector<PackageChange> changes = installer_dry_run(context, options.argv, versions_before);
+        refuse_planned_own_change(context, options, changes);
         Outcome outcome;
         outcome.dry_run = true;
-        outcome.plan = command_plan_json(options.kind, options.argv,
-                                         installer_dry_run(context, options.argv, versions_before));
+        outcome.plan = command_plan_json(options.kind, options.argv, changes);
         context.out.say("would run " + command_name(options.argv) + " as one transaction:");
         say_command_plan(context.out, outcome.plan);
         context.out.say(std::string(with_probe ? "not probed (--preview never); " : "") + "dry run: nothing changed");
@@ -304,6 +320,7 @@ Outcome dry_run(const Context& context, const CommandOptions& options) {
             std::optional<std::vector<PackageChange>> packages;
             if (change.is_object() && change.contains("versions")) {
                 packages = package_changes(versions_before, change["versions"]);
+                refuse_planned_own_change(context, options, *packages);
             }
             nlohmann::json plan = command_plan_json(options.kind, options.argv, packages);
             context.out.say(command_name(options.argv) + " in a private view:");

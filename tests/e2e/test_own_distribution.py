@@ -80,6 +80,8 @@ class OwnDistribution(VenvTestCase):
         before = tree_hash(self.venv)
         upgrade = ["install", "venvtx==0.1.1", "--", "--no-index", "--find-links", self.wheels]
         self.assertRefused(self.own(*upgrade), before)
+        self.assertRefused(self.own("install", "--dry-run", *upgrade[1:]), before)  # pip's own dry run
+        self.assertRefused(self.own("install", "--dry-run", "--probe", "import torch", *upgrade[1:]), before)
         self.assertRefused(self.own("install", "--preview", "never", *upgrade[1:]), before)
         proc = self.own("install", "--force", *upgrade[1:])
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
