@@ -133,7 +133,9 @@ class Fleet:
         """ansible-playbook's exit code and output."""
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                    ANSIBLE_HOST_KEY_CHECKING="False", ANSIBLE_RETRY_FILES_ENABLED="False",
+                   ANSIBLE_HOME=os.path.join(self.root, "ansible-home"),
                    ANSIBLE_LOCAL_TEMP=os.path.join(self.root, "ansible-local"),
+                   ANSIBLE_REMOTE_TEMP=os.path.join(self.root, "ansible-remote"),
                    ANSIBLE_SSH_CONTROL_PATH_DIR=os.path.join(self.root, "cp"), ANSIBLE_CONFIG=self.config)
         env.pop("VENVTX_FAKE_GPUS", None)
         extra = {"change": change, "packages": list(packages), "probe": probe, "venvtx_source": source,

@@ -162,8 +162,8 @@ def hold_lock(path):
     return holder
 
 
-def venvtx_processes(venv):
-    """Pids of the venvtx processes working on venv."""
+def processes_of(venv, program):
+    """Pids of the processes running `program` (argv[0]) on venv (named in their argv)."""
     pids = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -171,7 +171,7 @@ def venvtx_processes(venv):
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if argv[0] == VENVTX.encode() and venv.encode() in argv:
+        if argv[0] == program.encode() and (venv.encode() in argv or program.startswith(venv)):
             pids.append(int(pid))
     return pids
 
@@ -243,11 +243,10 @@ class TestEveryExitCode:
         module = subprocess.Popen([sys.executable, venvtx_module.__file__, str(path)], stdout=subprocess.PIPE,
                                   text=True, env=env)
         deadline = time.time() + 60
-        while not os.path.exists(os.path.join(venv, ".venvtx")) or not venvtx_processes(venv):
-            assert time.time() < deadline, "venvtx never started"
+        while not processes_of(venv, os.path.join(venv, "bin", "python")):  # the probe (no baseline)
+            assert time.time() < deadline, "the probe never started"
             time.sleep(0.05)
-        time.sleep(1.5)  # its probe is sleeping by now
-        for pid in venvtx_processes(venv):
+        for pid in processes_of(venv, VENVTX):
             os.kill(pid, signal.SIGINT)
         result = json.loads(module.communicate(timeout=120)[0])
         assert (result["rc"], result["failed"], result["error_kind"]) == (130, True, "interrupted"), result
