@@ -12,12 +12,16 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <vector>
 
 namespace venvtx {
+
+FsError::FsError(const std::string& message, int err)
+    : Error(ExitCode::internal, "system", message, nlohmann::json{{"errno", err}}), m_errno(err) {}
 
 namespace {
 

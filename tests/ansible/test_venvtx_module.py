@@ -2,6 +2,7 @@
 `changed`, and every venvtx exit code mapped onto the task's result. The module runs as a real
 process against the real venvtx binary and a real copy of the story venv; trees are compared
 with the tests' own hashing."""
+import errno
 import json
 import os
 import re
@@ -187,8 +188,8 @@ class TestEveryExitCode:
         (tmp_path / "a-file").write_text("")
         result = run_module(tmp_path, {"command": "remove", "venv": venv, "packages": ["flash-attn"],
                                        "store": str(tmp_path / "a-file" / "store")})
-        assert (result["rc"], result["failed"]) == (1, True), result
-        assert result["error_kind"] == result["error"]["kind"] and result["error_kind"] in ("internal", "system")
+        assert (result["rc"], result["failed"], result["error_kind"]) == (1, True, "system"), result
+        assert result["error"]["details"]["errno"] == errno.ENOTDIR
         assert "Not a directory" in result["msg"]
 
     def test_2_bad_input(self, tmp_path, venv):

@@ -19,7 +19,8 @@ namespace stdfs = std::filesystem;
 // A failed mutating call; errno_value() lets callers handle EXDEV, EEXIST, ENOENT.
 class FsError : public Error {
 public:
-    FsError(const std::string& message, int err) : Error(ExitCode::internal, message), m_errno(err) {}
+    // Kind "system": a failed (or refused) system call, its errno in the details.
+    FsError(const std::string& message, int err);
     int errno_value() const { return m_errno; }
 
 private:
