@@ -46,13 +46,17 @@ def stored_transactions(venv):
 
 
 @pytest.fixture(scope="module")
-def world():
+def world(request):
+    """The templates and the sshd, once; everything is kept (and named) when a test failed."""
     root = make_root("world")
     templates = make_templates(os.path.join(root, "templates"))
     sshd = Sshd(os.path.join(root, "ssh"))
     yield root, templates, sshd
     sshd.stop()
-    shutil.rmtree(root, ignore_errors=True)
+    if request.session.testsfailed:
+        print("\n  kept the fleet's hosts: %s" % root)
+    else:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def fleet(world, name, kinds, ssh_hosts=("h2",)):
