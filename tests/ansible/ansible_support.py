@@ -15,7 +15,7 @@ VENVTX = os.environ.get("VENVTX_BIN", os.path.join(REPO, "build", "venvtx"))
 sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
 sys.path.insert(0, COLLECTIONS)
 
-from support import story_template, tree_diff, tree_hash  # noqa: E402,F401
+from support import site_packages, story_template, tree_diff, tree_hash, write_wheel  # noqa: E402,F401
 
 
 def run_module(tmp_path, args, check_mode=False, diff=False, env=None):

@@ -4,7 +4,6 @@ reached over real SSH through an sshd started on a loopback port with throwaway 
 A "good" host also has a real nvidia-nccl-cu12 twin that ships the same libnccl.so.2, so removing
 nvidia-nccl-cu13 keeps torch importable there. On a "bad" host the cu13 wheel is the only
 provider, as in the story, and `import torch` fails without it."""
-import importlib.util
 import json
 import os
 import shutil
@@ -13,23 +12,9 @@ import subprocess
 import tempfile
 import time
 
-from ansible_support import COLLECTIONS, REPO, VENVTX, story_template
+from ansible_support import COLLECTIONS, REPO, VENVTX, site_packages, story_template, write_wheel
 
 FLEET = os.path.join(REPO, "examples", "fleet")
-
-
-def fixture_module():
-    """tests/fixtures/make_story_venv.py, for its write_wheel."""
-    spec = importlib.util.spec_from_file_location(
-        "make_story_venv", os.path.join(REPO, "tests", "fixtures", "make_story_venv.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def site_packages(venv):
-    lib = os.path.join(venv, "lib")
-    return os.path.join(lib, [d for d in os.listdir(lib) if d.startswith("python")][0], "site-packages")
 
 
 def make_templates(root):
@@ -42,7 +27,7 @@ def make_templates(root):
         library_bytes = f.read()
     bin_tag = [n for n in os.listdir(os.path.join(story_template(), "wheels")) if n.startswith("nvidia_nccl_cu13")][0]
     bin_tag = bin_tag[:-len(".whl")].split("-", 2)[2]
-    fixture_module().write_wheel(wheels, "nvidia-nccl-cu12", "2.27.3", bin_tag,
+    write_wheel(wheels, "nvidia-nccl-cu12", "2.27.3", bin_tag,
                                   {"nvidia/nccl/__init__.py": "", "nvidia/nccl/lib/libnccl.so.2": library_bytes},
                                   top_level=["nvidia"])
     good = os.path.join(root, "good")

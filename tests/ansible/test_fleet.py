@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_support import VENVTX, tree_diff, tree_hash
-from fleet_hosts import Fleet, Sshd, fixture_module, make_root, make_templates
+from ansible_support import VENVTX, tree_diff, tree_hash, write_wheel
+from fleet_hosts import Fleet, Sshd, make_root, make_templates
 
 ROW = re.compile(r'^\s*"(h\d+) +(.{20})  (.*?)",?$', re.M)
 RECAP = re.compile(r"^(h\d+) +: ok=(\d+) +changed=(\d+) +unreachable=(\d+) +failed=(\d+)", re.M)
@@ -160,7 +160,7 @@ class TestInstallingVenvtx:
             f.write("# not the binary\n")
         tarball = os.path.join(sources, "venvtx-0.1.0-linux-x86_64.tar.gz")
         subprocess.run(["tar", "-czf", tarball, "-C", sources, "venvtx-0.1.0-linux-x86_64"], check=True)
-        wheel = fixture_module().write_wheel(sources, "venvtx", "0.1.0", "py3-none-manylinux_2_17_x86_64",
+        wheel = write_wheel(sources, "venvtx", "0.1.0", "py3-none-manylinux_2_17_x86_64",
                                              {"venvtx-0.1.0.data/scripts/venvtx": Path(VENVTX),
                                               "venvtx/__init__.py": ""})
         for source in (tarball, str(wheel)):

@@ -13,16 +13,12 @@ import time
 
 import pytest
 
-from ansible_support import COLLECTION, COLLECTIONS, REPO, VENVTX, assert_same_tree, log, run_module, story_template, tree_hash
+from ansible_support import (COLLECTION, COLLECTIONS, REPO, VENVTX, assert_same_tree, log, run_module,
+                             site_packages, story_template, tree_hash)
 from ansible_collections.venvtx.venvtx.plugins.module_utils import venvtx_cli
 from ansible_collections.venvtx.venvtx.plugins.modules import venvtx as venvtx_module
 
 IMPORT_TORCH = ["import torch"]
-
-
-def site_packages(venv):
-    lib = os.path.join(venv, "lib")
-    return os.path.join(lib, [d for d in os.listdir(lib) if d.startswith("python")][0], "site-packages")
 
 
 def wheel_args():

@@ -1,5 +1,6 @@
 """Shared pieces of the end-to-end suites: the story venv, venvtx runs, independent tree hashes."""
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -46,6 +47,19 @@ def story_template():
                        stdout=subprocess.DEVNULL)
         _template = root
     return _template
+
+
+def write_wheel(*args, **kwargs):
+    """tests/fixtures/make_story_venv.py's write_wheel (a PEP 427 wheel from a dict of files)."""
+    spec = importlib.util.spec_from_file_location("make_story_venv", FIXTURE)
+    fixture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixture)
+    return fixture.write_wheel(*args, **kwargs)
+
+
+def site_packages(venv):
+    lib = os.path.join(venv, "lib")
+    return os.path.join(lib, [d for d in os.listdir(lib) if d.startswith("python")][0], "site-packages")
 
 
 def pack_members(store):

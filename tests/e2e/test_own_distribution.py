@@ -4,22 +4,13 @@ scripts/wheel.sh installs it) will not remove or replace its own running distrib
 back), not by an `install` that upgrades it, not by a `rollback` of the install that brought it.
 The binary under test goes into a wheel laid out as scripts/wheel.sh lays it out, installed by
 real pip; trees are compared with the tests' own hashing."""
-import importlib.util
 import json
 import os
 import subprocess
 import unittest
 from pathlib import Path
 
-from support import REPO, VENVTX, VenvTestCase, tree_diff, tree_hash
-
-
-def write_wheel(*args, **kwargs):
-    spec = importlib.util.spec_from_file_location("make_story_venv",
-                                                  os.path.join(REPO, "tests", "fixtures", "make_story_venv.py"))
-    fixture = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fixture)
-    return fixture.write_wheel(*args, **kwargs)
+from support import VENVTX, VenvTestCase, tree_diff, tree_hash, write_wheel
 
 
 class OwnDistribution(VenvTestCase):
