@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """What a process reading a package sees while the package changes under it. A reader reads
 "bigpkg" (N modules, each stating the package's version) from the live venv in a loop, as an
-importer would: every module's version, the module count, and the dist-info of that version.
-A read is mixed when it sees two versions, the wrong count or another dist-info, and failed
-when a file vanishes under it. It reads while plain pip upgrades the package, while venvtx
-upgrades it (previewed, probed), rolls the upgrade back (without and with a probe), and
-restores a failing in-place upgrade. Prints, per operation, the reads made wholly inside it
-and how many were mixed or failed: the baseline for switching each package at once.
+importer holding the package's directory would (tests/fixtures/package_reader.py): every
+module's version, the module count, and a dist-info present. A read is mixed when it sees two
+versions, the wrong count or no dist-info, and failed when a file vanishes under it or is not
+whole. It reads while plain pip upgrades the package, while venvtx upgrades it (previewed,
+probed), rolls the upgrade back (without and with a probe), and restores a failing in-place
+upgrade (counted from the failing probe on: the in-place install itself is pip's). Prints, per
+operation, the reads made wholly inside it and how many were mixed or failed.
 
 usage: bench/reader_during_change.py [--modules N] [--venvtx PATH]
 """
@@ -22,26 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-READER = r"""
-import os, sys, time
-site, count, stop, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-package = os.path.join(site, "bigpkg")
-with open(out, "w") as log:
-    while not os.path.exists(stop):
-        start = time.time()
-        try:
-            names = [n for n in os.listdir(package) if n.startswith("m") and n.endswith(".py")]
-            versions = set()
-            for name in names:
-                with open(os.path.join(package, name)) as f:
-                    versions.add(f.read().split('"')[1])
-            infos = [n for n in os.listdir(site) if n.startswith("bigpkg-") and n.endswith(".dist-info")]
-            whole = len(names) == count and len(versions) == 1 and infos == ["bigpkg-%s.dist-info" % versions.pop()]
-            verdict = "ok" if whole else "mixed"
-        except OSError:
-            verdict = "failed"
-        log.write("%f %f %s\n" % (start, time.time(), verdict))
-"""
+READER = os.path.join(REPO, "tests", "fixtures", "package_reader.py")
 
 
 def fixture():
@@ -65,13 +47,13 @@ def site_packages(venv):
     return os.path.join(lib, [d for d in os.listdir(lib) if d.startswith("python")][0], "site-packages")
 
 
-def with_reader(venv, modules, operation):
+def with_reader(venv, modules, operation, marks=None):
     """(reads wholly inside the operation, mixed, failed, seconds it took, seconds from the first
     broken read to the last) while `operation()` runs. A broken package is read faster than a
     whole one (a file or the directory is missing), so the counts weigh the broken stretch."""
     work = tempfile.mkdtemp(prefix="reader-")
     stop, out = os.path.join(work, "stop"), os.path.join(work, "reads")
-    reader = subprocess.Popen([sys.executable, "-c", READER, site_packages(venv), str(modules), stop, out])
+    reader = subprocess.Popen([sys.executable, READER, site_packages(venv), str(modules), stop, out])
     time.sleep(1.0)  # a few reads of the whole package first
     start = time.time()
     operation()
@@ -79,6 +61,9 @@ def with_reader(venv, modules, operation):
     time.sleep(0.5)
     open(stop, "w").close()
     reader.wait()
+    if marks:  # from the last probe run on: the restore
+        with open(marks) as lines:
+            start = max(float(line) for line in lines)
     inside = [line.split() for line in open(out) if start <= float(line.split()[0]) and float(line.split()[1]) <= end]
     broken = [(float(r[0]), float(r[1])) for r in inside if r[2] != "ok"]
     stretch = broken[-1][1] - broken[0][0] if broken else 0.0
@@ -129,9 +114,11 @@ def main():
     venvtx(managed, "install", "bigpkg==2.0", *wheel_args)()
     rows.append(("venvtx rollback --probe", with_reader(managed, args.modules, venvtx(managed, "rollback", *probe))))
     failing = venv("failing")
+    marks = os.path.join(root, "probe-marks")
+    marking = ["--probe", "import time; open(%r, 'a').write('%%f\\n' %% time.time()); import bigpkg" % marks]
     rows.append(("venvtx install, failing in place (restore)",
-                 with_reader(failing, args.modules, venvtx(failing, "install", "--preview", "never", *probe,
-                                                           "bigpkg==3.0", *wheel_args, code=3))))
+                 with_reader(failing, args.modules, venvtx(failing, "install", "--preview", "never", *marking,
+                                                           "bigpkg==3.0", *wheel_args, code=3), marks)))
     print("reader of a %d-module package, reads wholly inside each operation:" % args.modules)
     print("%-44s %6s %6s %6s %8s %9s" % ("operation", "reads", "mixed", "failed", "seconds", "broken s"))
     for name, (reads, mixed, failed, seconds, stretch) in rows:

@@ -49,7 +49,8 @@ void hash_unlisted(const stdfs::path& staging, std::vector<PendingCapture>& pend
 } // namespace
 
 CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, History& history, std::int64_t tx,
-                                std::vector<Entry>& entries, CaptureHashing hashing, const CaptureHints& hints) {
+                                std::vector<Entry>& entries, CaptureHashing hashing, const CaptureHints& hints,
+                                const Relocation& relocation) {
     Fs& fs = Fs::instance();
     stdfs::path staging = objects.staging_dir(tx);
     fs.mkdirs(staging);
@@ -62,7 +63,7 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
             continue;
         }
         try {
-            fs.move(layout.root / entry.path, staging / std::to_string(entry.id), entry.before.mode);
+            fs.move(relocation.locate(layout.root, entry.path), staging / std::to_string(entry.id), entry.before.mode);
         } catch (const FsError& error) {
             if (error.errno_value() != ENOENT) {
                 throw;
@@ -89,7 +90,9 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
     }
     for (Entry* entry : dirs_deepest_first(entries)) {
         if (entry->before.type == NodeType::dir && entry->after.type == NodeType::absent) {
-            fs.rmdir(layout.root / entry->path);
+            if (!relocation.active()) { // else the switch clears them, then materialize
+                fs.rmdir(layout.root / entry->path);
+            }
             entry->progress = EntryProgress::captured;
         }
     }

@@ -23,9 +23,21 @@ constexpr std::int64_t k_clock_slack_ns = 2'000'000'000;
 
 // A leaf changed: another inode, type, mode, size or mtime, or a ctime that moved without its
 // link count (a write whose mtime was set back, an xattr).
-bool leaf_changed(const LiveNode& was, const LiveNode& now) {
+bool leaf_changed(const LiveNode& was, const LiveNode& now, bool relinked) {
     return now.inode != was.inode || now.type != was.type || now.mode != was.mode || now.size != was.size ||
-           now.mtime_ns != was.mtime_ns || (now.ctime_ns != was.ctime_ns && now.links == was.links);
+           now.mtime_ns != was.mtime_ns || (!relinked && now.ctime_ns != was.ctime_ns && now.links == was.links);
+}
+
+bool below_any(const std::set<std::string>& units, const std::string& path) {
+    if (units.empty()) {
+        return false;
+    }
+    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+        if (units.count(path.substr(0, slash)) != 0) {
+            return true;
+        }
+    }
+    return units.count(path) != 0;
 }
 
 struct Checking {
@@ -35,8 +47,9 @@ struct Checking {
 
 class ChangeFinder {
 public:
-    ChangeFinder(LiveCheck& out, const std::string& store_name, std::int64_t racy_after)
-        : m_out(out), m_store_name(store_name), m_racy_after(racy_after) {}
+    ChangeFinder(LiveCheck& out, const std::string& store_name, std::int64_t racy_after,
+                 const std::set<std::string>& relinked)
+        : m_out(out), m_store_name(store_name), m_racy_after(racy_after), m_relinked(relinked) {}
 
     // The directory open at `fd`, venv-relative `rel`, against what `was` held; its
     // subdirectories too or, given `deferred`, only listed there.
@@ -97,7 +110,7 @@ private:
         if (now.type == NodeType::dir) {
             note(live::joined(rel, was.name), "modified"); // a directory now
             added_below(fd, was.name, live::joined(rel, was.name));
-        } else if (leaf_changed(was.node, now)) {
+        } else if (leaf_changed(was.node, now, below_any(m_relinked, live::joined(rel, was.name)))) {
             note(live::joined(rel, was.name), "modified");
         }
     }
@@ -171,11 +184,13 @@ private:
     LiveCheck& m_out;
     const std::string& m_store_name;
     std::int64_t m_racy_after;
+    const std::set<std::string>& m_relinked;
 };
 
 } // namespace
 
-LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root) {
+LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
+                        const std::set<std::string>& relinked) {
     LiveCheck check;
     if (!before.root.dir) {
         return check;
@@ -188,7 +203,7 @@ LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const 
         for (const auto& [rel, was] : frontier) {
             UniqueFd dir(rel.empty() ? ::open(layout.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                                      : live::open_below(layout.root, rel));
-            ChangeFinder finder(check, store_name, racy_after);
+            ChangeFinder finder(check, store_name, racy_after, relinked);
             if (dir.valid()) {
                 finder.check_dir(dir.get(), rel, *was, &next);
             } else if (rel.empty()) {
@@ -201,7 +216,7 @@ LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const 
     }
     std::vector<LiveCheck> parts(live::worker_count());
     live::on_workers(frontier.size(), [&](std::size_t worker, std::size_t i) {
-        ChangeFinder finder(parts[worker], store_name, racy_after);
+        ChangeFinder finder(parts[worker], store_name, racy_after, relinked);
         UniqueFd dir(live::open_below(layout.root, frontier[i].rel));
         if (dir.valid()) {
             finder.check_dir(dir.get(), frontier[i].rel, *frontier[i].was);

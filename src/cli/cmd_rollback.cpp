@@ -14,6 +14,7 @@ struct RollbackFlags {
     std::optional<std::int64_t> to;
     bool redo = false;
     MutationFlags mutation;
+    PreviewFlags preview;
 };
 
 } // namespace
@@ -33,10 +34,13 @@ Command register_rollback(CLI::App& parent) {
                                   "it would restore, and whether drift would refuse it (exit 6)",
                                   "undo even over files changed since (drift), storing them first; or when it changes the "
                                   "venvtx running now"});
+    flags->preview.add_to(*app);
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
-                RollbackOptions options{flags->tx, flags->to, flags->redo, flags->mutation.resolve(saved_defaults(context))};
+                SavedDefaults saved = saved_defaults(context);
+                RollbackOptions options{flags->tx, flags->to, flags->redo, flags->mutation.resolve(saved)};
+                flags->preview.apply_to(options.mutation, saved);
                 return finish(out, rollback(context, options));
             }};
 }

@@ -6,6 +6,7 @@
 #include "venvtx/core/unique_fd.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
@@ -211,6 +212,20 @@ void Fs::rename(const stdfs::path& from, const stdfs::path& to) {
     ParentDir source = parent_of(from);
     ParentDir target = parent_of(to);
     check(::renameat(source.dir.get(), source.leaf.c_str(), target.dir.get(), target.leaf.c_str()), "rename", from);
+}
+
+void Fs::exchange(const stdfs::path& a, const stdfs::path& b) {
+    step("exchange", a);
+    // VENVTX_NO_EXCHANGE=1 refuses it as a filesystem without RENAME_EXCHANGE does, so that tests
+    // run the path-by-path fallback.
+    static bool refused = std::getenv("VENVTX_NO_EXCHANGE") != nullptr;
+    if (refused) {
+        fail("exchange", a, EINVAL);
+    }
+    ParentDir first = parent_of(a);
+    ParentDir second = parent_of(b);
+    check(::renameat2(first.dir.get(), first.leaf.c_str(), second.dir.get(), second.leaf.c_str(), RENAME_EXCHANGE),
+          "exchange", a);
 }
 
 void Fs::drop_overlay_xattrs(const stdfs::path& path) {

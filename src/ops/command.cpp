@@ -234,7 +234,7 @@ TransactionPlan in_place_plan(const Context& context, const CommandOptions& opti
     }
     plan.apply = CommandApply(context, options, store, lock, touch, std::move(inodes));
     plan.restore = [&context, &store, kind = options.kind](std::int64_t tx) {
-        return restore_journaled(context, store, tx, kind); // also right when the command failed halfway
+        return restore_journaled(context, store, tx, kind, true); // also right when the command failed halfway
     };
     return plan;
 }

@@ -3,6 +3,7 @@
 #include "venvtx/ops/outside_changes.hpp"
 
 #include "venvtx/report/outside_text.hpp"
+#include "venvtx/store/switch_rows.hpp"
 
 #include <chrono>
 #include <set>
@@ -43,7 +44,8 @@ Outcome with_outside_changes(const Context& context, Store& store, const LiveSca
 std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
                                         const Outcome& outcome) {
     auto started = std::chrono::steady_clock::now();
-    LiveCheck check = changes_since(before, context.layout, context.store_root);
+    std::set<std::string> relinked = outcome.tx ? switched_units(store.db(), outcome.tx->id) : std::set<std::string>();
+    LiveCheck check = changes_since(before, context.layout, context.store_root, relinked);
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     context.out.debug("checked the live venv after the command: " + std::to_string(check.paths) + " paths in " +
                       std::to_string(took.count()) + " s, " + std::to_string(check.reread) +

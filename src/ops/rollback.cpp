@@ -5,11 +5,13 @@
 #include "venvtx/ops/drift.hpp"
 #include "venvtx/ops/rollback_dry_run.hpp"
 #include "venvtx/ops/rollback_plan.hpp"
+#include "venvtx/ops/rollback_preview.hpp"
 #include "venvtx/report/transaction_text.hpp"
 #include "venvtx/state/history_point.hpp"
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/txn/engine.hpp"
 #include "venvtx/txn/mutation_session.hpp"
+#include "venvtx/txn/preview.hpp"
 #include "venvtx/upkeep/gc.hpp"
 
 #include <set>
@@ -240,16 +242,33 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     }
     std::string forced = refuse_drift(context, store, undo, options.mutation.force);
     context.out.say("undoing tx " + ids + (undo.size() > 1 ? " as one transaction" : ""));
-    bool live_probe = !options.mutation.probe.code.empty();
-    TransactionPlan plan = undo.size() == 1
-                               ? inverse_of(context, store, undo.front(), live_probe, options.mutation.force)
-                               : combined_inverse(context, store, undo, *options.to, options.mutation.force);
-    if (!forced.empty()) {
-        plan.details = plan.details.value_or(nlohmann::json::object());
-        (*plan.details)["forced"] = forced;
+    // A probe runs in a preview of the rollback where the system allows one; the live venv sees
+    // only a rollback that passed it.
+    bool previewing = !options.mutation.probe.code.empty() && preview_skipped(options.mutation).empty();
+    auto plan_for = [&](bool live_probe) {
+        TransactionPlan plan = undo.size() == 1
+                                   ? inverse_of(context, store, undo.front(), live_probe, options.mutation.force)
+                                   : combined_inverse(context, store, undo, *options.to, options.mutation.force);
+        if (!forced.empty()) {
+            plan.details = plan.details.value_or(nlohmann::json::object());
+            (*plan.details)["forced"] = forced;
+        }
+        return plan;
+    };
+    TransactionPlan plan = plan_for(!options.mutation.probe.code.empty() && !previewing);
+    Outcome outcome;
+    if (previewing) {
+        PreviewedChange change;
+        change.kind = "rollback";
+        change.prepare = [&](const PreviewArea& area) { fill_upper_layer(context, store, plan, area); };
+        change.in_view = [&] { return remove_in_view(context, plan); };
+        change.plan = [&](const PreviewResult& preview) { return preview.used ? plan : plan_for(true); };
+        change.apply_from_layer = false;
+        change.progress_label = "previewing the rollback";
+        outcome = with_packages_from_states(store, run_previewed(context, options.mutation, store, change));
+    } else {
+        outcome = with_packages_from_states(store, run_transaction(context, options.mutation, store, std::move(plan)));
     }
-    Outcome outcome =
-        with_packages_from_states(store, run_transaction(context, options.mutation, store, std::move(plan)));
     if (options.to) {
         outcome = with_target_check(context, store, *options.to, std::move(outcome));
     }

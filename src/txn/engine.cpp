@@ -13,6 +13,7 @@
 #include "venvtx/store/packs.hpp"
 #include "venvtx/store/space_reserve.hpp"
 #include "venvtx/txn/materialize.hpp"
+#include "venvtx/txn/switching.hpp"
 #include "venvtx/venv/own_distribution.hpp"
 
 #include <algorithm>
@@ -212,15 +213,19 @@ private:
                 m_plan.apply(m_tx, m_plan, m_new_objects);
             } else {
                 CaptureHashing hashing = m_plan.kind == "remove" ? CaptureHashing::deferred : CaptureHashing::now;
-                CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_store.history(), m_tx,
-                                                           m_plan.entries, hashing, m_plan.hints);
-                for (const auto& object : captured.new_objects) {
-                    m_new_objects.insert(object.first);
-                }
-                m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects, captured.pending);
-                record_object_keys(m_store, adopt_captured(m_store.objects(), m_tx, m_plan.entries));
-                MaterializeResult applied =
-                    materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::after, after_sources());
+                auto capture = [&](const Relocation& relocation) {
+                    CaptureResult captured = capture_by_rename(m_context.layout, m_store.objects(), m_store.history(),
+                                                               m_tx, m_plan.entries, hashing, m_plan.hints, relocation);
+                    for (const auto& object : captured.new_objects) {
+                        m_new_objects.insert(object.first);
+                    }
+                    m_store.history().save_entries(m_tx, m_plan.entries, captured.new_objects, captured.pending);
+                    record_object_keys(m_store, adopt_captured(m_store.objects(), m_tx, m_plan.entries));
+                };
+                SwitchedResult switched = switch_into_place(m_context.layout, m_store, m_tx, k_apply_phase,
+                                                            m_plan.entries, Side::after, after_sources(), capture);
+                say_switching(switched);
+                const MaterializeResult& applied = switched.placed;
                 for (const auto& hex : applied.moved) {
                     if (m_unpacked.count(hex) == 0) {
                         m_moved_out.push_back(hex); // its pack keeps an unpacked one
@@ -260,8 +265,12 @@ private:
                 sources.pending = own ? pending_sources_of(m_store, m_tx) : m_plan.pending;
                 // A packed before-image whose loose copy a movable after-state took: out of its pack again.
                 unpack_objects(m_store, objects_needed(m_plan.entries, Side::before), PackReading::tolerant);
-                MaterializeResult result =
-                    materialize(m_context.layout, m_store.objects(), m_plan.entries, Side::before, sources);
+                settle_switches(m_context.layout, m_store, m_tx); // an apply that stopped halfway
+                SwitchedResult switched = switch_into_place(m_context.layout, m_store, m_tx, k_restore_phase,
+                                                            m_plan.entries, Side::before, sources,
+                                                            [](const Relocation&) {});
+                say_switching(switched);
+                const MaterializeResult& result = switched.placed;
                 m_store.history().forget_objects(result.moved);
                 m_unrestored = result.unrestored;
                 if (own) {
@@ -281,6 +290,20 @@ private:
             m_store.history().set_state(m_tx, TxState::interrupted, reason + "; restore failed: " + error.what());
             throw Error(ExitCode::internal, "restore after '" + reason + "' failed: " + error.what() +
                                                 "; run `venvtx recover`");
+        }
+    }
+
+    // -v says how the change reached the venv; a unit's old version kept because someone wrote
+    // into it meanwhile is said aloud.
+    void say_switching(const SwitchedResult& switched) const {
+        if (!switched.per_path.empty()) {
+            m_context.out.debug("path by path: " + switched.per_path);
+            m_store.history().add_details(m_tx, {{"switching", {{"per_path", switched.per_path}}}});
+        } else if (switched.units > 0) {
+            m_context.out.debug("switched " + plural(switched.units, "unit") + " at once");
+        }
+        for (const auto& left : switched.left) {
+            m_context.out.warn("kept " + left + ": written into the venv while its package was being switched");
         }
     }
 

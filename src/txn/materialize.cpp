@@ -115,6 +115,8 @@ void fix_attributes(const stdfs::path& path, const NodeState& target) {
     }
 }
 
+} // namespace
+
 class Materializer {
 public:
     Materializer(const VenvLayout& layout, ObjectStore& objects, std::vector<Entry>& entries,
@@ -129,6 +131,11 @@ public:
     }
 
     MaterializeResult run() {
+        place();
+        return check();
+    }
+
+    void place() {
         std::uint64_t total_bytes = 0;
         for (const auto& entry : m_entries) {
             total_bytes += target_of(entry, m_side).type == NodeType::file ? target_of(entry, m_side).size : 0;
@@ -152,11 +159,29 @@ public:
         if (m_io_error) {
             throw *m_io_error; // worth another try: the caller leaves the transaction to `recover`
         }
+    }
+
+    MaterializeResult check() {
         Progress::Phase checking("checking", m_entries.size(), "paths");
         Fs::instance().hook("recheck");
         check_all();
         return {m_moved, std::vector<std::string>(m_unrestored.begin(), m_unrestored.end()), m_returned,
-                m_returned_pending};
+                m_returned_pending, m_linked};
+    }
+
+    // The shadows were switched in: every path is where the venv has it now, and each unit's
+    // root took a new ctime from its exchange.
+    std::vector<std::string> unplaced() const { return {m_unrestored.begin(), m_unrestored.end()}; }
+
+    void switched(const std::vector<std::string>& unit_roots) {
+        m_switched = true;
+        for (const auto& root : unit_roots) {
+            auto placed = m_placed.find(root);
+            auto now = inode_of(where(root));
+            if (placed != m_placed.end() && now && now->ino == placed->second.ino) {
+                placed->second = *now;
+            }
+        }
     }
 
 private:
@@ -194,7 +219,7 @@ private:
     bool foreign(const Entry& entry, const NodeState& current) {
         const NodeState& target = target_of(entry, m_side);
         const NodeState& other = m_side == Side::before ? entry.after : entry.before;
-        stdfs::path path = m_layout.root / entry.path;
+        stdfs::path path = where(entry.path);
         if (not_the_pending_file(entry, current, other)) {
             m_unrestored.insert(entry.path);
             return true;
@@ -236,7 +261,7 @@ private:
         NodeState copy = observe_node(staged);
         return copy.type == NodeType::absent ||
                (copy.type == NodeType::file && copy.size == current.size &&
-                sha256_file(staged).hex == m_hashes.of(m_layout.root / entry.path));
+                sha256_file(staged).hex == m_hashes.of(where(entry.path)));
     }
 
     // Where the other side is a pending capture, only its very inode is the transaction's own:
@@ -257,13 +282,13 @@ private:
 
     bool is_pending_inode(const Entry& entry) const {
         struct stat st {};
-        return Confinement::instance().stat_node(m_layout.root / entry.path, st) &&
+        return Confinement::instance().stat_node(where(entry.path), st) &&
                same_inode(st, m_sources.pending.at(entry.path).row.key);
     }
 
     void remove_dir(const Entry& entry) {
         const NodeState& target = target_of(entry, m_side);
-        stdfs::path path = m_layout.root / entry.path;
+        stdfs::path path = where(entry.path);
         if (target.type == NodeType::absent && observe_node(path).type == NodeType::dir) {
             Fs::instance().rmdir(path);
         }
@@ -274,7 +299,7 @@ private:
         if (target.type != NodeType::dir) {
             return;
         }
-        stdfs::path path = m_layout.root / entry.path;
+        stdfs::path path = where(entry.path);
         NodeState current = observe_node(path);
         if (foreign(entry, current)) {
             return;
@@ -307,7 +332,7 @@ private:
 
     void close_dir(const Entry& entry) {
         const NodeState& target = target_of(entry, m_side);
-        stdfs::path path = m_layout.root / entry.path;
+        stdfs::path path = where(entry.path);
         if (target.type == NodeType::dir && (target.mode & S_IRWXU) != S_IRWXU) { // make_dir left it open
             NodeState current = observe_node(path);
             if (current.type == NodeType::dir && current.mode != target.mode) {
@@ -331,7 +356,7 @@ private:
         }
         Fs::instance().unlink(path);
         if (same != m_placed.end()) {
-            if (auto now = inode_of(m_layout.root / same->first); now && now->ino == same->second.ino) {
+            if (auto now = inode_of(where(same->first)); now && now->ino == same->second.ino) {
                 same->second = *now;
             }
         }
@@ -343,7 +368,7 @@ private:
             return;
         }
         Fs& fs = Fs::instance();
-        stdfs::path path = m_layout.root / entry.path;
+        stdfs::path path = where(entry.path);
         NodeState current = observe_node(path);
         if (foreign(entry, current)) {
             return;
@@ -403,7 +428,7 @@ private:
         }
         auto pending = m_sources.pending.find(entry.path);
         if (pending != m_sources.pending.end() && target.type == NodeType::file && target.object.empty()) {
-            fs.move(pending->second.staged, path, target.mode); // the removal's very inode, never hashed
+            take(pending->second.staged, path, target.mode, entry); // the removal's very inode, never hashed
             fix_attributes(path, target);
             if (auto placed = inode_of(path)) {
                 m_placed[entry.path] = *placed;
@@ -425,9 +450,9 @@ private:
             return;
         }
         if (from_staging) {
-            fs.move(staged, path, target.mode); // never adopted: the original inode goes straight back
+            take(staged, path, target.mode, entry); // never adopted: the original inode goes straight back
         } else if (consume_use(target.object)) {
-            fs.move(m_objects.object_path(target.object), path, target.mode);
+            take(m_objects.object_path(target.object), path, target.mode, entry, target.object);
             m_moved.push_back(target.object);
         } else {
             stdfs::path temporary = temporary_path_for(path, entry.id);
@@ -452,7 +477,7 @@ private:
             m_sources.returnable.count(other.object) == 0 || m_objects.has(other.object)) {
             return false;
         }
-        stdfs::path path = m_layout.root / entry.path;
+        stdfs::path path = where(entry.path);
         if (current.size != other.size || m_hashes.of(path) != other.object) {
             return false;
         }
@@ -468,7 +493,7 @@ private:
     // (the same inode: whatever it holds now, it is the only copy). False for anything else;
     // EEXIST (the path stays, reported) when something took its name in staging.
     bool return_to_staging(const Entry& entry, const NodeState& current, const PendingSource& source) {
-        stdfs::path path = m_layout.root / entry.path;
+        stdfs::path path = where(entry.path);
         struct stat st {};
         if (current.type != NodeType::file || !Confinement::instance().stat_node(path, st) ||
             !same_inode(st, source.row.key)) {
@@ -492,7 +517,7 @@ private:
                 continue;
             }
             const NodeState& target = target_of(entry, m_side);
-            stdfs::path path = m_layout.root / entry.path;
+            stdfs::path path = where(entry.path);
             NodeState current = observe_node(path);
             bool same = current.type == target.type &&
                         (target.type == NodeType::absent ||
@@ -510,6 +535,25 @@ private:
                 m_unrestored.insert(entry.path);
             }
             Progress::advance(1);
+        }
+    }
+
+    stdfs::path where(const std::string& path) const {
+        return m_sources.relocation != nullptr && !m_switched ? m_sources.relocation->locate(m_layout.root, path)
+                                                              : m_layout.root / path;
+    }
+
+    // Moves `source` to `path`; into a shadow, links it there (through a temporary: a rename
+    // replaces what the clone put at `path`) and leaves it for the switch.
+    void take(const stdfs::path& source, const stdfs::path& path, mode_t mode, const Entry& entry,
+              const std::string& object = "") {
+        if (m_sources.relocation != nullptr && m_sources.relocation->relocates(entry.path)) {
+            stdfs::path temporary = temporary_path_for(path, entry.id);
+            Fs::instance().link_or_copy(source, temporary, mode);
+            Fs::instance().rename(temporary, path);
+            m_linked.push_back({entry.path, source, object});
+        } else {
+            Fs::instance().move(source, path, mode);
         }
     }
 
@@ -534,10 +578,10 @@ private:
     std::set<std::string> m_unrestored;
     std::optional<FsError> m_io_error;
     std::map<std::string, PlacedInode> m_placed;
+    std::vector<LinkedSource> m_linked;
+    bool m_switched = false;
     ContentHashes m_hashes;
 };
-
-} // namespace
 
 stdfs::path temporary_path_for(const stdfs::path& path, std::int64_t entry_id) {
     return path.parent_path() / (".venvtx-tmp-" + std::to_string(entry_id) + "-" + path.filename().string());
@@ -582,6 +626,25 @@ void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>&
 MaterializeResult materialize(const VenvLayout& layout, ObjectStore& objects, std::vector<Entry>& entries,
                               Side side, const MaterializeSources& sources) {
     return Materializer(layout, objects, entries, side, sources).run();
+}
+
+ShadowMaterialize::ShadowMaterialize(const VenvLayout& layout, ObjectStore& objects, std::vector<Entry>& entries,
+                                     Side side, const MaterializeSources& sources)
+    : m_materializer(std::make_unique<Materializer>(layout, objects, entries, side, sources)) {}
+
+ShadowMaterialize::~ShadowMaterialize() = default;
+
+void ShadowMaterialize::place() {
+    m_materializer->place();
+}
+
+std::vector<std::string> ShadowMaterialize::unplaced() const {
+    return m_materializer->unplaced();
+}
+
+MaterializeResult ShadowMaterialize::check_switched(const std::vector<std::string>& unit_roots) {
+    m_materializer->switched(unit_roots);
+    return m_materializer->check();
 }
 
 } // namespace venvtx

@@ -247,6 +247,9 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
         return run_transaction(context, options, store, std::move(plan));
     }
     PreviewArea area(context.store_root);
+    if (change.prepare) {
+        change.prepare(area);
+    }
     PreviewResult preview = run_preview(context, options, area, change.in_view, change.progress_label);
     TransactionPlan plan = change.plan(preview);
     plan.preview = preview.json();
@@ -267,6 +270,9 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
                                : "the command changed the live venv outside its view, and venvtx cannot undo it "
                                  "(it kept no pre-image): " + outside_summary(outside);
         std::int64_t id = record_failed_preview(context, store, change.kind, plan.packages, preview, live);
+        if (plan.details) {
+            store.history().add_details(id, *plan.details); // what a rollback --to aimed at
+        }
         std::string verdict = live + " (tx " + std::to_string(id) + " aborted)";
         if (preview.failure) {
             throw Error(ExitCode::usage, "command_failed", *preview.failure + " (" + verdict + ")", {{"tx", id}});
@@ -290,7 +296,9 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
         say_probe(context.out, "probe (in a private view)", *preview.probe);
     }
     plan.previewed = preview.probe;
-    plan.layer = area.upper();
+    if (change.apply_from_layer) {
+        plan.layer = area.upper();
+    }
     return run_transaction(context, options, store, std::move(plan));
 }
 

@@ -12,6 +12,7 @@
 #include "venvtx/store/packs.hpp"
 #include "venvtx/store/space_reserve.hpp"
 #include "venvtx/txn/materialize.hpp"
+#include "venvtx/txn/switching.hpp"
 
 #include <set>
 
@@ -35,7 +36,7 @@ void remove_temporaries(const VenvLayout& layout, const std::vector<Entry>& entr
 }
 
 std::vector<std::string> recover_one(const Context& context, Store& store, const TransactionRecord& record) {
-    std::vector<std::string> unrestored = restore_journaled(context, store, record.id, record.kind);
+    std::vector<std::string> unrestored = restore_journaled(context, store, record.id, record.kind, false);
     store.history().set_restored(record.id, unrestored);
     store.history().set_state(record.id, TxState::rolled_back,
                               std::string("interrupted while ") + to_string(record.state) +
@@ -48,7 +49,7 @@ std::vector<std::string> recover_one(const Context& context, Store& store, const
 } // namespace
 
 std::vector<std::string> restore_journaled(const Context& context, Store& store, std::int64_t tx,
-                                           const std::string& kind) {
+                                           const std::string& kind, bool switched) {
     History& history = store.history();
     std::vector<Entry> entries = history.entries(tx);
     MaterializeSources sources;
@@ -60,6 +61,7 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
             unstored.push_back(hex); // journaled, never adopted: its bytes are still in staging
         }
     }
+    settle_switches(context.layout, store, tx);
     remove_temporaries(context.layout, entries);
     bool command = kind == "install" || kind == "run";
     std::vector<std::string> unknown;
@@ -82,7 +84,11 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
     sources.pending = pending_sources_of(store, own ? tx : *record->undoes);
     // Left loose (recover may run again); a damaged pack only leaves its paths unrestored, named.
     unpack_objects(store, objects_needed(entries, Side::before), PackReading::tolerant);
-    MaterializeResult result = materialize(context.layout, store.objects(), entries, Side::before, sources);
+    MaterializeResult result =
+        switched ? switch_into_place(context.layout, store, tx, k_restore_phase, entries, Side::before, sources,
+                                     [](const Relocation&) {})
+                       .placed
+                 : materialize(context.layout, store.objects(), entries, Side::before, sources);
     if (own) {
         forget_restored(store, sources.pending, result.unrestored);
     } else {

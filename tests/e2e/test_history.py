@@ -201,8 +201,14 @@ class RollbackTo(HistoryCase):
         self.assertTreeEqual(tree, tree_hash(self.venv))
         entries = self.log()
         self.assertEqual(len(entries), count + 1)
-        self.assertEqual((entries[0]["kind"], entries[0]["state"]), ("rollback", "rolled_back"))
+        self.assertEqual((entries[0]["kind"], entries[0]["state"]), ("rollback", "aborted"))  # previewed
         self.assertEqual(entries[0]["details"]["undoes"], [4, 3, 2])
+        proc = self.venvtx("rollback", "--to", "1", "--no-baseline", "--probe", "import no_such_module",
+                           "--preview", "never")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+        self.assertEqual([(e["kind"], e["state"]) for e in self.log()[:2]],
+                         [("rollback", "rolled_back"), ("rollback", "aborted")])
         self.assertEqual([e["state"] for e in entries[1:5]], ["committed"] * 4)
 
     def test_to_zero_and_to_a_middle_point(self):

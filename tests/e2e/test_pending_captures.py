@@ -97,7 +97,11 @@ class RenamedBack(PendingCase):
     def test_a_rollback_with_a_probe_stores_first_and_a_failing_one_loses_nothing(self):
         self.remove_sglang()
         probe = "import os, sglang.srt.server as s, sys; os.unlink(s.__file__); sys.exit('the probe fails')"
-        proc = self.venvtx("rollback", "--no-baseline", "--probe", probe)
+        proc = self.venvtx("rollback", "--no-baseline", "--probe", probe)  # previewed: its copies go
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertTreeEqual(self.removed, tree_hash(self.venv))
+        self.assertEqual(self.pending_count(), 16)  # never touched
+        proc = self.venvtx("rollback", "--no-baseline", "--probe", probe, "--preview", "never")
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertTreeEqual(self.removed, tree_hash(self.venv))
         self.assertEqual(self.pending_count(), 0)  # hashed into objects before the probe could touch them
@@ -181,7 +185,9 @@ class EditedBeforeRemoval(PendingCase):
 
     def test_with_a_probe_the_rollback_stores_first_and_force_works_there_too(self):
         self.edit_remove_and_chmod()
-        proc = self.venvtx("rollback", "--probe", "pass")
+        proc = self.venvtx("rollback", "--probe", "pass")  # previewed, then refused before it applies
+        self.assertRefusedUnchanged(proc, why="does not match the hash recorded at its removal")
+        proc = self.venvtx("rollback", "--probe", "pass", "--preview", "never")
         self.assertRefusedUnchanged(proc, why="does not match the hash recorded at tx 1's removal")
         self.assertIn("`--force` puts back such files as they are now", proc.stderr)
         proc = self.venvtx("rollback", "--force", "--probe", "pass")

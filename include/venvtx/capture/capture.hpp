@@ -9,6 +9,7 @@
 #include "venvtx/store/object_store.hpp"
 #include "venvtx/store/pending_captures.hpp"
 #include "venvtx/venv/layout.hpp"
+#include "venvtx/venv/switch_units.hpp"
 
 #include <cstdint>
 #include <string>
@@ -46,9 +47,12 @@ struct CaptureHints {
 // files in parallel. Fills Entry::before.object and lists the objects the index lacks (a file
 // under objects/ the index does not list is garbage: adopting replaces it); deferred, lists
 // each staged file's inode key instead. Throws on failure, leaving every moved file in staging,
-// where a restore finds it.
+// where a restore finds it. With `relocation` (a switched change), a relocated path is taken
+// from its unit's old version below the shadow, and directories are left to the switch (its
+// cleanup, then materialize).
 CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, History& history, std::int64_t tx,
-                                std::vector<Entry>& entries, CaptureHashing hashing, const CaptureHints& hints);
+                                std::vector<Entry>& entries, CaptureHashing hashing, const CaptureHints& hints,
+                                const Relocation& relocation = Relocation());
 
 // Moves captured files from staging to their object names. Called once their hashes are in the
 // index, so a crash at any point leaves each file findable (staging, or object by hash).

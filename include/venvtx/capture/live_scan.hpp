@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -64,7 +65,10 @@ struct LiveCheck {
     std::size_t reread = 0;           // the directories read again
 };
 
-// What changed in the live venv since `before` was scanned.
-LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root);
+// What changed in the live venv since `before` was scanned. Below a unit in `relinked` (one a
+// transaction switched: its unchanged files were linked into a shadow and unlinked from the old
+// version), a file's ctime moved with its link count and back, so only a ctime move is no change.
+LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
+                        const std::set<std::string>& relinked = {});
 
 } // namespace venvtx

@@ -33,6 +33,9 @@ public:
     static Fs& instance();
 
     void rename(const stdfs::path& from, const stdfs::path& to);
+    // renameat2(RENAME_EXCHANGE): `a` and `b` trade places at once (EINVAL where the
+    // filesystem refuses it).
+    void exchange(const stdfs::path& a, const stdfs::path& b);
     // rename(), or where `from` and `to` are on different filesystems (a store placed elsewhere)
     // a copy (with `mode`) made whole at move_temporary(to), renamed over `to`, then `from`
     // unlinked; a symlink is recreated the same way.

@@ -7,9 +7,11 @@
 #include "venvtx/store/object_store.hpp"
 #include "venvtx/store/pending_captures.hpp"
 #include "venvtx/venv/layout.hpp"
+#include "venvtx/venv/switch_units.hpp"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,6 +45,17 @@ struct MaterializeSources {
     // checked before anything moved); found in the venv by a restore of that rollback, it is
     // renamed back there instead of being deleted.
     std::map<std::string, PendingSource> pending;
+    // Switched units (txn/switching): their paths lie below their shadows, and what a shadow
+    // takes from staging or the store is linked there (copied across filesystems), not moved:
+    // until the unit is switched, a crash must find every source where it was.
+    const Relocation* relocation = nullptr;
+};
+
+// A source a shadow took by a link: removed once its unit is switched in.
+struct LinkedSource {
+    std::string path;  // the venv path it was linked to
+    std::filesystem::path source;
+    std::string object;  // the object it is, if it came from the store
 };
 
 // What a materialize did: objects renamed back, and the paths it could not bring to their
@@ -52,6 +65,7 @@ struct MaterializeResult {
     std::vector<std::string> unrestored;
     std::vector<std::string> returned;  // placed objects moved back under their object names
     std::vector<std::string> returned_pending;  // paths whose pending file went back to staging
+    std::vector<LinkedSource> linked;
 };
 
 // The temporary name a file or symlink is written under before it is renamed into place.
@@ -71,5 +85,24 @@ void verify_needed_objects(const ObjectStore& objects, const std::vector<Entry>&
 // the others; afterwards every path is checked against its target and the misses returned.
 MaterializeResult materialize(const VenvLayout& layout, ObjectStore& objects, std::vector<Entry>& entries,
                               Side side, const MaterializeSources& sources);
+
+class Materializer;
+
+// materialize() in two steps, for a switched change: place() brings each path to its state
+// below its unit's shadow (sources.relocation); once the shadows are switched in,
+// check_switched() checks every path where the venv now has it.
+class ShadowMaterialize {
+public:
+    ShadowMaterialize(const VenvLayout& layout, ObjectStore& objects, std::vector<Entry>& entries, Side side,
+                      const MaterializeSources& sources);
+    ~ShadowMaterialize();
+    void place();
+    // What placing could not bring to its state (every path is checked after the switch).
+    std::vector<std::string> unplaced() const;
+    MaterializeResult check_switched(const std::vector<std::string>& unit_roots);
+
+private:
+    std::unique_ptr<Materializer> m_materializer;
+};
 
 } // namespace venvtx

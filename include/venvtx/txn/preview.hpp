@@ -82,6 +82,12 @@ struct PreviewedChange {
     // What the command changed in the live venv all the same (a second path to it, a hard link
     // from outside): asked when the view fails, so the verdict never says "never changed" then.
     std::function<std::vector<LiveChange>()> changed_live;
+    // Fills the view's upper layer before the view is entered (a rollback's after-state, read
+    // from the store, which the view hides).
+    std::function<void(const PreviewArea&)> prepare;
+    // A pass is applied from the layer (a command's files, renamed into place); false: from the
+    // plan's own sources (a rollback's store, zero-copy).
+    bool apply_from_layer = true;
 };
 
 // The whole flow: preview and baseline side by side; a failure in the view is recorded with

@@ -19,8 +19,10 @@ std::vector<std::int64_t> recover_interrupted(const Context& context, Store& sto
 // and the store hold (pre-images in staging or adopted, paths a command added removed); the
 // transaction's state is the caller's to set. Repeatable: an interrupted call can run again.
 // Returns the paths that are not back (checked), including new paths nothing attributes to it.
+// `switched`: each unit goes back at once (txn/switching.hpp), as a command's restore does;
+// `recover` goes path by path, after settling what a kill left of a switch.
 std::vector<std::string> restore_journaled(const Context& context, Store& store, std::int64_t tx,
-                                           const std::string& kind);
+                                           const std::string& kind, bool switched);
 
 // Run at the start of every mutating command: recovers, or exits 5 when recovery fails.
 void recover_before_mutating(const Context& context, Store& store);

@@ -1,0 +1,237 @@
+"""A reader never sees half a package: venvtx switches each top-level entry a change touches
+(a package directory, a dist-info, a script) into place at once. A reader reads "bigpkg"
+(3,000 modules, each stating the package's version) from the live venv in a loop, as an
+importer that holds the package's directory would: every module's version, the module count,
+and a bigpkg dist-info present. It reads during a previewed install upgrade, its rollback, a
+failing in-place upgrade's restore, and a previewed `rollback --probe`: no read is mixed or
+failed. The same reader during plain `pip install` of the same upgrade does see broken reads,
+so it can tell. Trees are compared with the tests' own hashing; the path-by-path fallback (a
+filesystem without RENAME_EXCHANGE), a uv-shaped venv (every file with a second name outside
+it) and a file written into a package while it switches are checked too, and kill -9, ENOSPC
+and EIO are swept over switched changes."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import test_crash
+from support import VenvTestCase, tree_diff, tree_hash, write_wheel
+
+READS_AT_LEAST = 10
+
+READER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "package_reader.py")
+
+
+def switch_leftovers(venv):
+    return [os.path.join(d, n) for d, dirs, files in os.walk(venv) for n in dirs + files if n.startswith(".venvtx-sw-")]
+
+
+class Reads:
+    """The reader's verdicts on reads made wholly between `start` and `end`."""
+
+    def __init__(self, lines, start, end):
+        inside = [line.split() for line in lines if start <= float(line.split()[0]) and float(line.split()[1]) <= end]
+        self.count = len(inside)
+        self.mixed = sum(r[2] == "mixed" for r in inside)
+        self.failed = sum(r[2] == "failed" for r in inside)
+
+    def __repr__(self):
+        return "%d reads, %d mixed, %d failed" % (self.count, self.mixed, self.failed)
+
+
+class BigPkgCase(VenvTestCase):
+    """A venv with bigpkg 1.0 (MODULES modules) installed by pip, and wheels of 2.0 and of a
+    3.0 whose import fails."""
+
+    MODULES = 200
+
+    def setUp(self):
+        super().setUp()
+        self.wheels = os.path.join(self.tmp, "bigpkg-wheels")
+        os.makedirs(self.wheels)
+        for version, init in (("1.0", ""), ("2.0", ""), ("3.0", "raise ImportError('bigpkg 3.0 is broken')\n")):
+            files = {"bigpkg/__init__.py": init}
+            files.update({"bigpkg/m%05d.py" % i: 'VERSION = "%s"\n' % version for i in range(self.MODULES)})
+            write_wheel(self.wheels, "bigpkg", version, "py3-none-any", files, top_level=["bigpkg"])
+        self.env["PIP_CONFIG_FILE"] = os.devnull
+        self.env["PIP_NO_CACHE_DIR"] = "1"
+        self.wheel_args = ["--", "--no-index", "--find-links", self.wheels]
+        self.pip(self.venv, "bigpkg==1.0")
+        self.marks = os.path.join(self.tmp, "probe-marks")
+        # Each probe run notes when it ran: a failing in-place change's restore starts after the last.
+        self.probe = ["--probe", "import time; open(%r, 'a').write('%%f\\n' %% time.time()); import bigpkg"
+                      % self.marks]
+
+    def pip(self, venv, spec):
+        subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "--no-index",
+                        "--find-links", self.wheels, spec], check=True, env=self.env, capture_output=True)
+
+    def read_during(self, venv, operation, window_from_last_mark=False):
+        """(the reads wholly inside `operation()`, its result)."""
+        work = tempfile.mkdtemp(prefix="reader-", dir=self.tmp)
+        stop, out = os.path.join(work, "stop"), os.path.join(work, "reads")
+        site = [os.path.join(venv, "lib", d, "site-packages") for d in os.listdir(os.path.join(venv, "lib"))][0]
+        reader = subprocess.Popen([sys.executable, READER, site, str(self.MODULES), stop, out])
+        try:
+            while not os.path.exists(out) or os.path.getsize(out) == 0:
+                time.sleep(0.05)
+            if os.path.exists(self.marks):
+                os.unlink(self.marks)
+            start = time.time()
+            result = operation()
+            end = time.time()
+        finally:
+            open(stop, "w").close()
+            reader.wait(timeout=60)
+        if window_from_last_mark:
+            with open(self.marks) as marks:
+                start = max(float(line) for line in marks)
+        with open(out) as lines:
+            return Reads(list(lines), start, end), result
+
+    def run_venvtx(self, *args, code=0, env=None):
+        proc = self.venvtx(*args, env=env, timeout=600)
+        self.assertEqual(proc.returncode, code, "%s: %s%s (temp dir %s)" % (args, proc.stdout, proc.stderr, self.tmp))
+        return proc
+
+    def assertWhole(self, reads, what):
+        self.assertGreaterEqual(reads.count, READS_AT_LEAST, "%s: too few reads to judge: %r" % (what, reads))
+        self.assertEqual((reads.mixed, reads.failed), (0, 0), "%s: %r (temp dir %s)" % (what, reads, self.tmp))
+
+class ReaderDuringChanges(BigPkgCase):
+    MODULES = 3000
+
+    def test_a_reader_sees_one_version_or_the_other_never_half(self):
+        plain = os.path.join(self.tmp, "plain")
+        subprocess.run(["cp", "-a", self.venv, plain], check=True)
+        reads, _ = self.read_during(plain, lambda: self.pip(plain, "bigpkg==2.0"))
+        self.assertGreater(reads.mixed + reads.failed, 0, "the reader cannot tell: pip gave %r" % reads)
+
+        before = tree_hash(self.venv)
+        reads, proc = self.read_during(self.venv, lambda: self.run_venvtx(
+            "--json", "install", *self.probe, "bigpkg==2.0", *self.wheel_args))
+        self.assertWhole(reads, "previewed install upgrade")
+        self.assertTrue(json.loads(proc.stdout)["transaction"]["preview"]["used"])
+
+        reads, _ = self.read_during(self.venv, lambda: self.run_venvtx("rollback"))
+        self.assertWhole(reads, "rollback")
+        after = tree_hash(self.venv)
+        self.assertEqual(before, after, tree_diff(before, after))
+
+        reads, _ = self.read_during(self.venv, lambda: self.run_venvtx(
+            "install", "--preview", "never", *self.probe, "bigpkg==3.0", *self.wheel_args, code=3),
+            window_from_last_mark=True)
+        self.assertWhole(reads, "failing in-place upgrade's restore")
+        after = tree_hash(self.venv)
+        self.assertEqual(before, after, tree_diff(before, after))
+
+        self.run_venvtx("install", "bigpkg==2.0", *self.wheel_args)
+        reads, proc = self.read_during(self.venv, lambda: self.run_venvtx("--json", "rollback", *self.probe))
+        self.assertWhole(reads, "rollback --probe")
+        self.assertTrue(json.loads(proc.stdout)["transaction"]["preview"]["used"], proc.stdout)
+        after = tree_hash(self.venv)
+        self.assertEqual(before, after, tree_diff(before, after))
+        self.assertEqual(switch_leftovers(self.venv), [])
+
+
+class Switching(BigPkgCase):
+    def test_a_file_written_into_a_package_while_it_switches_is_kept_and_named(self):
+        """Someone writes into the live package after its shadow was cloned: the switch takes
+        that file out with the old version, which keeps it (and says where) instead of clearing
+        it away."""
+        site = [os.path.join(self.venv, "lib", d, "site-packages") for d in os.listdir(os.path.join(self.venv, "lib"))][0]
+        notes = os.path.join(site, "bigpkg", "user-notes.txt")
+        hook = "place:[ -e '%s' ] || echo mine > '%s'" % (notes, notes)
+        proc = self.run_venvtx("install", "bigpkg==2.0", *self.wheel_args, env=dict(self.env, VENVTX_HOOK=hook))
+        kept = switch_leftovers(self.venv)
+        self.assertEqual(len(kept), 1, kept)
+        with open(os.path.join(kept[0], "user-notes.txt")) as f:
+            self.assertEqual(f.read(), "mine\n")
+        self.assertIn("kept %s/user-notes.txt" % os.path.relpath(kept[0], self.venv), proc.stderr)
+
+    def test_without_rename_exchange_it_goes_path_by_path_and_says_so(self):
+        before = tree_hash(self.venv)
+        env = dict(self.env, VENVTX_NO_EXCHANGE="1")
+        proc = self.run_venvtx("-v", "--json", "install", "bigpkg==2.0", *self.wheel_args, env=env)
+        tx = json.loads(proc.stdout)["transaction"]
+        self.assertEqual(tx["details"]["switching"], {"per_path": "the filesystem refuses RENAME_EXCHANGE"})
+        self.assertIn("path by path: the filesystem refuses RENAME_EXCHANGE", proc.stderr)
+        self.run_venvtx("rollback", env=env)
+        after = tree_hash(self.venv)
+        self.assertEqual(before, after, tree_diff(before, after))
+        self.assertEqual(switch_leftovers(self.venv), [])
+
+    def test_a_uv_shaped_venv_keeps_every_second_name(self):
+        """Every file of the package also has a name in a cache outside the venv, as uv lays
+        it out: the upgrade and its rollback switch the package, and the cache's names keep
+        their bytes."""
+        cache = os.path.join(self.tmp, "uv-cache")
+        site = [os.path.join(self.venv, "lib", d, "site-packages") for d in os.listdir(os.path.join(self.venv, "lib"))][0]
+        package = os.path.join(site, "bigpkg")
+        os.makedirs(cache)
+        for name in os.listdir(package):
+            if name.endswith(".py"):
+                os.link(os.path.join(package, name), os.path.join(cache, name))
+        for info in [n for n in os.listdir(site) if n.startswith("bigpkg-")]:
+            with open(os.path.join(site, info, "INSTALLER"), "w") as f:
+                f.write("uv\n")
+        cached = tree_hash(cache)
+        before = tree_hash(self.venv)
+        self.run_venvtx("remove", "bigpkg")
+        self.run_venvtx("rollback")
+        self.assertEqual(os.stat(os.path.join(package, "m00000.py")).st_ino,
+                         os.stat(os.path.join(cache, "m00000.py")).st_ino, "the rollback put a copy back")
+        self.run_venvtx("install", "bigpkg==2.0", *self.wheel_args)
+        self.assertEqual(cached, tree_hash(cache))
+        self.run_venvtx("rollback")
+        after = tree_hash(self.venv)
+        self.assertEqual(before, after, tree_diff(before, after))
+        self.assertEqual(cached, tree_hash(cache))
+        self.assertEqual(switch_leftovers(self.venv), [])
+
+
+class SwitchSweeps(test_crash.SweepCase):
+    """kill -9, ENOSPC and EIO at the steps of switched changes (shadows cloned and built, the
+    switch journaled, units exchanged, pre-images captured from the old versions, old versions
+    cleared), then `recover`: the venv is exactly the before- or the after-state. A package with
+    a script, a shared-data file and a module beside its directory, so that every kind of unit
+    switches. Every fifth step past the tenth (VENVTX_FULL_SWEEPS=1: every step)."""
+
+    SAMPLE_EVERY = 5
+
+    def template(self):
+        wheels = os.path.join(self.tmp, "small-wheels")
+        os.makedirs(wheels)
+        for version in ("1.0", "2.0"):
+            files = {"smallpkg/__init__.py": "VERSION = %r\n" % version, "smallmod.py": "V = %r\n" % version,
+                     "smallpkg-%s.data/scripts/smalltool" % version: "#!/bin/sh\necho %s\n" % version,
+                     "smallpkg-%s.data/data/share/smallpkg/notes.txt" % version: version + "\n"}
+            files.update({"smallpkg/m%d.py" % i: "V = %r\n" % version for i in range(4 if version == "1.0" else 5)})
+            write_wheel(wheels, "smallpkg", version, "py3-none-any", files, top_level=["smallpkg", "smallmod"])
+        self.env["PIP_CONFIG_FILE"] = os.devnull
+        self.env["PIP_NO_CACHE_DIR"] = "1"
+        subprocess.run([os.path.join(self.venv, "bin", "python"), "-m", "pip", "install", "-q", "--no-index",
+                        "--find-links", wheels, "smallpkg==1.0"], check=True, env=self.env, capture_output=True)
+        installed = self.venvtx("install", "smallpkg==2.0", "--", "--no-index", "--find-links", wheels, timeout=300)
+        self.assertEqual(installed.returncode, 0, installed.stderr)
+        template = os.path.join(self.tmp, "template")
+        os.rename(self.venv, template)
+        return template
+
+    def test_kill_during_a_switched_rollback(self):
+        self.sweep(self.template(), ["rollback"], 0, "committed", verify_after=True)
+
+    def test_kill_during_a_switched_apply_and_its_switched_restore(self):
+        args = ["remove", "smallpkg", "--preview", "never", "--no-baseline", "--probe", "raise SystemExit(1)"]
+        self.sweep(self.template(), args, 3, "rolled_back")
+
+    def test_enospc_and_eio_during_a_switched_rollback(self):
+        test_crash.InjectedIoErrors.fault_sweep(self, self.template(), ["rollback"], ("ENOSPC", "EIO:persist"),
+                                                every=5)
+
+
+if __name__ == "__main__":
+    unittest.main()
