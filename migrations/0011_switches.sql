@@ -12,6 +12,7 @@ CREATE TABLE switches (
     unit TEXT NOT NULL,    -- venv-relative
     shadow TEXT NOT NULL,  -- venv-relative, in the unit's directory
     state TEXT NOT NULL CHECK (state IN ('building', 'ready', 'done')),
+    fresh INTEGER NOT NULL,  -- nothing was at the unit's path: its shadow took sources by rename
     old_ino INTEGER NOT NULL DEFAULT 0,  -- the unit's inode when ready (0: absent)
     new_ino INTEGER NOT NULL DEFAULT 0,  -- the shadow's inode when ready (0: absent)
     PRIMARY KEY (tx_id, phase, ordinal)

@@ -13,12 +13,12 @@ SwitchState state_named(const std::string& name) {
 
 void begin_switches(Database& db, const std::vector<SwitchRow>& rows) {
     SqlTransaction transaction(db);
-    Statement insert = db.prepare("INSERT INTO switches (tx_id, phase, ordinal, unit, shadow, state) "
-                                  "VALUES (?, ?, ?, ?, ?, 'building')");
+    Statement insert = db.prepare("INSERT INTO switches (tx_id, phase, ordinal, unit, shadow, state, fresh) "
+                                  "VALUES (?, ?, ?, ?, ?, 'building', ?)");
     std::int64_t ordinal = 0;
     for (const auto& row : rows) {
         insert.bind(1, row.tx).bind(2, static_cast<std::int64_t>(row.phase)).bind(3, ordinal++);
-        insert.bind(4, row.unit).bind(5, row.shadow).run();
+        insert.bind(4, row.unit).bind(5, row.shadow).bind(6, static_cast<std::int64_t>(row.fresh)).run();
     }
     transaction.commit();
 }
@@ -59,13 +59,13 @@ std::set<std::string> switched_units(Database& db, std::int64_t tx) {
 }
 
 std::vector<SwitchRow> switches_of(Database& db, std::int64_t tx) {
-    Statement query = db.prepare("SELECT phase, unit, shadow, state, old_ino, new_ino FROM switches "
+    Statement query = db.prepare("SELECT phase, unit, shadow, state, fresh, old_ino, new_ino FROM switches "
                                  "WHERE tx_id = ? ORDER BY phase, ordinal");
     query.bind(1, tx);
     std::vector<SwitchRow> rows;
     while (query.step()) {
         rows.push_back({tx, static_cast<int>(query.integer(0)), query.text(1), query.text(2),
-                        state_named(query.text(3)), query.integer(4), query.integer(5)});
+                        state_named(query.text(3)), query.integer(4) != 0, query.integer(5), query.integer(6)});
     }
     return rows;
 }

@@ -543,11 +543,12 @@ private:
                                                               : m_layout.root / path;
     }
 
-    // Moves `source` to `path`; into a shadow, links it there (through a temporary: a rename
-    // replaces what the clone put at `path`) and leaves it for the switch.
+    // Moves `source` to `path`; into the shadow of a unit that is there now, links it there
+    // (through a temporary: a rename replaces what the clone put at `path`) and leaves it for
+    // the switch.
     void take(const stdfs::path& source, const stdfs::path& path, mode_t mode, const Entry& entry,
               const std::string& object = "") {
-        if (m_sources.relocation != nullptr && m_sources.relocation->relocates(entry.path)) {
+        if (m_sources.relocation != nullptr && m_sources.relocation->links_sources(entry.path)) {
             stdfs::path temporary = temporary_path_for(path, entry.id);
             Fs::instance().link_or_copy(source, temporary, mode);
             Fs::instance().rename(temporary, path);

@@ -5,6 +5,7 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/fs.hpp"
+#include "venvtx/core/node_state.hpp"
 #include "venvtx/store/switch_rows.hpp"
 
 #include <map>
@@ -27,6 +28,14 @@ void settle_row(const VenvLayout& layout, const SwitchRow& row, const std::set<s
             return journaled.count(rel.empty() ? row.unit : row.unit + "/" + rel) != 0;
         });
         return;
+    }
+    if (row.fresh) {
+        // Nothing was there, and its shadow may hold sources it took by rename: the switch is
+        // completed, and the restore path by path puts each of them back where it came from.
+        if (observe_node(live).type == NodeType::absent && observe_node(shadow).type != NodeType::absent) {
+            fs.rename(shadow, live);
+        }
+        return; // or someone made the unit meanwhile: the shadow stays, its paths named
     }
     if (row.state == SwitchState::ready) {
         std::int64_t at_live = inode_at(live);

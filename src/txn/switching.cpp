@@ -195,9 +195,15 @@ public:
         }
         std::vector<SwitchRow> rows;
         std::map<std::string, std::string> shadows;
+        std::set<std::string> fresh;
         for (const auto& unit : m_units) {
-            rows.push_back({m_tx, m_phase, unit.path, unit.shadow});
+            SwitchRow row{m_tx, m_phase, unit.path, unit.shadow};
+            row.fresh = !unit.live;
+            rows.push_back(row);
             shadows[unit.path] = unit.shadow;
+            if (!unit.live) {
+                fresh.insert(unit.path);
+            }
         }
         for (const auto& unit : m_units) {
             Fs::instance().mkdirs((m_layout.root / unit.shadow).parent_path());
@@ -207,7 +213,7 @@ public:
             forget_switches(m_store.db(), m_tx, m_phase);
             return path_by_path(after_switch, "the filesystem refuses RENAME_EXCHANGE");
         }
-        Relocation relocation(shadows);
+        Relocation relocation(shadows, fresh);
         SwitchedResult result;
         std::set<std::size_t> outside(others.begin(), others.end());
         std::vector<std::size_t> in_units;

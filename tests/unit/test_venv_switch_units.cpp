@@ -45,7 +45,9 @@ TEST_SUITE("SwitchUnits") {
 
 TEST_SUITE("Relocation") {
     TEST_CASE("a path in a switched unit lies below its shadow") {
-        Relocation relocation({{"sp/torch", "sp/.venvtx-sw-3-1-0"}, {"sp/nvidia/cudnn", "sp/nvidia/.venvtx-sw-3-1-1"}});
+        std::map<std::string, std::string> shadows = {{"sp/torch", "sp/.venvtx-sw-3-1-0"},
+                                                      {"sp/nvidia/cudnn", "sp/nvidia/.venvtx-sw-3-1-1"}};
+        Relocation relocation(shadows, {"sp/nvidia/cudnn"});
         CHECK(relocation.locate("/v", "sp/torch/nn/f.py") == "/v/sp/.venvtx-sw-3-1-0/nn/f.py");
         CHECK(relocation.locate("/v", "sp/torch") == "/v/sp/.venvtx-sw-3-1-0");
         CHECK(relocation.locate("/v", "sp/nvidia/cudnn/lib/libcudnn.so.9") ==
@@ -54,6 +56,9 @@ TEST_SUITE("Relocation") {
         CHECK(relocation.locate("/v", "sp/nvidia/nccl/lib/libnccl.so.2") == "/v/sp/nvidia/nccl/lib/libnccl.so.2");
         CHECK(relocation.unit_of("sp/torch-2.11.dist-info/RECORD") == std::nullopt);
         CHECK(relocation.active());
+        CHECK(relocation.links_sources("sp/torch/x.py"));
+        CHECK_FALSE(relocation.links_sources("sp/nvidia/cudnn/lib/libcudnn.so.9"));  // fresh: renamed in
+        CHECK_FALSE(relocation.links_sources("sp/torchvision/x.py"));
         CHECK_FALSE(Relocation().active());
         CHECK(Relocation().locate("/v", "sp/torch/x.py") == "/v/sp/torch/x.py");
     }

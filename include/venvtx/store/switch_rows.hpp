@@ -19,6 +19,7 @@ struct SwitchRow {
     std::string unit;    // venv-relative
     std::string shadow;  // venv-relative
     SwitchState state = SwitchState::building;
+    bool fresh = false;  // nothing was at the unit's path: recovery completes its switch
     std::int64_t old_ino = 0;  // 0: the unit was absent
     std::int64_t new_ino = 0;  // 0: the shadow was absent (the unit goes)
 };

@@ -45,9 +45,10 @@ struct MaterializeSources {
     // checked before anything moved); found in the venv by a restore of that rollback, it is
     // renamed back there instead of being deleted.
     std::map<std::string, PendingSource> pending;
-    // Switched units (txn/switching): their paths lie below their shadows, and what a shadow
-    // takes from staging or the store is linked there (copied across filesystems), not moved:
-    // until the unit is switched, a crash must find every source where it was.
+    // Switched units (txn/switching): their paths lie below their shadows, and what the shadow
+    // of a unit that is there now takes from staging or the store is linked there (copied across
+    // filesystems), not moved: until the unit is switched, a crash must find every source where
+    // it was. (A fresh unit's shadow takes them by rename: recovery completes its switch.)
     const Relocation* relocation = nullptr;
 };
 

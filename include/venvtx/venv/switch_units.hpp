@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,17 +32,26 @@ private:
 class Relocation {
 public:
     Relocation() = default;
-    explicit Relocation(std::map<std::string, std::string> shadows) : m_shadows(std::move(shadows)) {}
+    // `fresh`: the units with nothing at their path (a package a rollback brings back): their
+    // shadows may take sources by rename, since recovery completes such a switch.
+    explicit Relocation(std::map<std::string, std::string> shadows, std::set<std::string> fresh = {})
+        : m_shadows(std::move(shadows)), m_fresh(std::move(fresh)) {}
 
     // <root>/<path>, or <root>/<shadow>/<rest> when `path` is in a relocated unit.
     std::filesystem::path locate(const std::filesystem::path& root, const std::string& path) const;
     // The relocated unit `path` is in, if any.
     std::optional<std::string> unit_of(const std::string& path) const;
     bool relocates(const std::string& path) const { return unit_of(path).has_value(); }
+    // Whether `path` is in a relocated unit that is not fresh: its shadow links what it takes.
+    bool links_sources(const std::string& path) const {
+        std::optional<std::string> unit = unit_of(path);
+        return unit && m_fresh.count(*unit) == 0;
+    }
     bool active() const { return !m_shadows.empty(); }
 
 private:
     std::map<std::string, std::string> m_shadows;  // unit -> shadow, both venv-relative
+    std::set<std::string> m_fresh;
 };
 
 } // namespace venvtx
