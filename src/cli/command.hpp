@@ -72,7 +72,7 @@ struct MutationFlags {
     MutationOptions resolve(const SavedDefaults& saved) const;
 };
 
-// --preview and --probe-live, shared by remove, install and run.
+// --preview and --probe-live, shared by remove, install, run and rollback.
 struct PreviewFlags {
     std::optional<std::string> preview;
     bool probe_live = false;

@@ -215,10 +215,19 @@ public:
         }
         Relocation relocation(shadows, fresh);
         SwitchedResult result;
+        // An apply that removes a unit whole builds nothing for it: the unit goes with one
+        // rename, and its old version is the capture.
+        std::set<std::string> gone;
+        for (const auto& unit : m_units) {
+            if (m_side == Side::after && unit.live && !unit.target) {
+                gone.insert(unit.path);
+            }
+        }
         std::set<std::size_t> outside(others.begin(), others.end());
         std::vector<std::size_t> in_units;
         for (std::size_t i = 0; i < m_entries.size(); ++i) {
-            if (outside.count(i) == 0) {
+            std::optional<std::string> unit = relocation.unit_of(m_entries[i].path);
+            if (outside.count(i) == 0 && !(unit && gone.count(*unit) != 0)) {
                 in_units.push_back(i);
             }
         }
@@ -236,6 +245,11 @@ public:
         std::vector<std::string> switched = switch_units(rows);
         result.units = switched.size();
         result.placed = shadow.check_switched(switched);
+        for (const auto& unit : gone) { // checked whole: nothing below a path that is not there
+            if (observe_node(m_layout.root / unit).type != NodeType::absent) {
+                result.placed.unrestored.push_back(unit);
+            }
+        }
         if (m_side == Side::after && !result.placed.unrestored.empty()) {
             return result; // the restore's settle_switches trades each unit back
         }
@@ -315,7 +329,10 @@ private:
         std::vector<ClosedDir> closed;
         for (const auto& unit : m_units) {
             stdfs::path live = m_layout.root / unit.path;
-            if (unit.live && unit.target && unit.target_dir && observe_node(live).type == NodeType::dir) {
+            // A restore clones a unit it removes too: what it finds there may be a rollback's
+            // only copy of a stored file, which goes back to the store from the shadow.
+            bool stays = unit.target && unit.target_dir;
+            if (unit.live && (stays || m_side == Side::before) && observe_node(live).type == NodeType::dir) {
                 UnitPathTest skip = [&](const std::string& rel) {
                     return m_side == Side::after && journaled_in(unit)(rel);
                 };

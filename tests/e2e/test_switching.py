@@ -11,6 +11,7 @@ it) and a file written into a package while it switches are checked too, and kil
 and EIO are swept over switched changes."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -227,6 +228,37 @@ class SwitchSweeps(test_crash.SweepCase):
     def test_kill_during_a_switched_apply_and_its_switched_restore(self):
         args = ["remove", "smallpkg", "--preview", "never", "--no-baseline", "--probe", "raise SystemExit(1)"]
         self.sweep(self.template(), args, 3, "rolled_back")
+
+    def test_a_failed_rollback_of_a_removal_keeps_every_stored_file(self):
+        """The rollback of a removal renames the removal's own files back in; an I/O error after
+        that restores, and the restore must send them back to the store (they are the only
+        copy): after each fault, a plain rollback still brings the package back exactly."""
+        template = self.template()
+        self.fresh(template)
+        self.assertEqual(self.venvtx("remove", "smallpkg").returncode, 0)
+        removed = os.path.join(self.tmp, "removed")
+        shutil.rmtree(removed, ignore_errors=True)
+        os.rename(self.venv, removed)
+        self.fresh(removed)
+        before = tree_hash(self.venv)
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        after = tree_hash(self.venv)
+        steps = test_crash.InjectedIoErrors.count_steps(self, removed, ["rollback"])
+        tried = 0
+        for step in (s for s in range(1, steps + 1) if test_crash.sampled(s, self.SAMPLE_EVERY)):
+            self.fresh(removed)
+            proc = self.venvtx("rollback", env=dict(self.env, VENVTX_FAULT="%d:EIO:persist" % step))
+            if self.final_state() in ("started", "applied", "interrupted"):
+                self.assertEqual(self.venvtx("recover").returncode, 0)
+            tree = tree_hash(self.venv)
+            where = "EIO at step %d of %d: %s" % (step, steps, proc.stderr.strip()[-300:])
+            self.assertIn(tree, (before, after), where)
+            if tree == before:
+                again = self.venvtx("rollback")
+                self.assertEqual(again.returncode, 0, where + " / then: " + again.stderr)
+                self.assertEqual(tree_hash(self.venv), after, where)
+            tried += 1
+        print("\n  rollback of a removal: EIO from %d points (of %d steps), every stored file kept" % (tried, steps))
 
     def test_enospc_and_eio_during_a_switched_rollback(self):
         test_crash.InjectedIoErrors.fault_sweep(self, self.template(), ["rollback"], ("ENOSPC", "EIO:persist"),
