@@ -10,7 +10,7 @@ import zlib
 from support import ExternalStoreMixin, VenvTestCase, story_template, tree_hash
 
 KILLED = -9
-# CI kills at every step up to 10, then at every sixteenth one, each sweep at its own residue (so
+# CI kills at every step up to 10, then at every twenty-fourth one, each sweep at its own residue (so
 # the sweeps together cover every residue: a deterministic sample that still hits every stretch
 # of each sweep, and keeps `bash tests/run.sh` within 20 minutes on 2 cores);
 # VENVTX_FULL_SWEEPS=1 kills at every single step.
@@ -44,7 +44,7 @@ class SweepCase(VenvTestCase):
 
     # Where the store lives (ExternalStoreSweep moves it to another filesystem), how sparsely
     # its sweeps sample past the tenth step, and whether the template came with a history.
-    SAMPLE_EVERY = 16
+    SAMPLE_EVERY = 24
     SAMPLE_ALSO = ()  # steps always tried: where a sweep once found a fault
 
     def sample_offset(self):
@@ -236,9 +236,9 @@ class CommandSweep(SweepCase):
 class ExternalStoreSweep(ExternalStoreMixin, SweepCase):
     """The same kills with the store on another filesystem (a tmpfs this test mounts): every
     pre-image crosses filesystems as a copy, and recovery must be as exact as on the default
-    store. Sampled every sixteenth step past the tenth (VENVTX_FULL_SWEEPS=1: every step)."""
+    store. Sampled every twenty-fourth step past the tenth (VENVTX_FULL_SWEEPS=1: every step)."""
 
-    SAMPLE_EVERY = 16
+    SAMPLE_EVERY = 24
     STORE_FILESYSTEM_SIZE = "512m"
 
     def store_dir(self):

@@ -189,7 +189,11 @@ class PackEdges(PackCase):
         self.assertEqual(self.object_file_names(), set())
         before = tree_hash(self.venv)
         probe = "import os, sys; sys.exit(0 if os.path.exists(os.environ['VIRTUAL_ENV'] + '/share/q') else 1)"
-        proc = self.venvtx("rollback", "--probe", probe, "--gpus", "none")
+        proc = self.venvtx("rollback", "--probe", probe, "--gpus", "none")  # previewed: never applied
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("the live venv was never changed", proc.stdout)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        proc = self.venvtx("rollback", "--probe", probe, "--gpus", "none", "--preview", "never")
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertIn("restored", proc.stdout)
         self.assertTreeEqual(before, tree_hash(self.venv))

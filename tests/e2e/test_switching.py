@@ -199,9 +199,9 @@ class SwitchSweeps(test_crash.SweepCase):
     switch journaled, units exchanged, pre-images captured from the old versions, old versions
     cleared), then `recover`: the venv is exactly the before- or the after-state. A package with
     a script, a shared-data file and a module beside its directory, so that every kind of unit
-    switches. Every fifth step past the tenth (VENVTX_FULL_SWEEPS=1: every step)."""
+    switches. Every eighth step past the tenth (VENVTX_FULL_SWEEPS=1: every step)."""
 
-    SAMPLE_EVERY = 5
+    SAMPLE_EVERY = 8
 
     def template(self):
         wheels = os.path.join(self.tmp, "small-wheels")
@@ -262,7 +262,7 @@ class SwitchSweeps(test_crash.SweepCase):
 
     def test_enospc_and_eio_during_a_switched_rollback(self):
         test_crash.InjectedIoErrors.fault_sweep(self, self.template(), ["rollback"], ("ENOSPC", "EIO:persist"),
-                                                every=5)
+                                                every=8)
 
 
 if __name__ == "__main__":
