@@ -3,14 +3,12 @@
 
 #include "switch_trees.hpp"
 
-#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/node_state.hpp"
 #include "venvtx/store/switch_rows.hpp"
 
 #include <map>
 #include <set>
-#include <sys/stat.h>
 
 namespace venvtx {
 

@@ -3,7 +3,6 @@
 
 #include "switch_trees.hpp"
 
-#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/store/switch_rows.hpp"
@@ -13,7 +12,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sys/stat.h>
 
 namespace venvtx {
 

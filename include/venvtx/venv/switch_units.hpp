@@ -41,7 +41,6 @@ public:
     std::filesystem::path locate(const std::filesystem::path& root, const std::string& path) const;
     // The relocated unit `path` is in, if any.
     std::optional<std::string> unit_of(const std::string& path) const;
-    bool relocates(const std::string& path) const { return unit_of(path).has_value(); }
     // Whether `path` is in a relocated unit that is not fresh: its shadow links what it takes.
     bool links_sources(const std::string& path) const {
         std::optional<std::string> unit = unit_of(path);
