@@ -9,7 +9,9 @@ distributions, as large GPU venvs are (--pad 0: the story venv alone); the insta
 to 2.12.0. With --package-files N the install instead upgrades "bigpkg" 1.0 -> 2.0, a wheel of N
 files in nested packages (a real torch wheel holds about 15,000): every one is removed and
 written anew.
-usage: bench/install_vs_pip.py [--rounds N] [--pad FILES] [--package-files N] [--venvtx PATH]
+--baseline OLD: an older venvtx build installs too (auto capture), on a fifth copy in the same
+round, and a line prints venvtx / baseline.
+usage: bench/install_vs_pip.py [--rounds N] [--pad FILES] [--package-files N] [--venvtx PATH] [--baseline PATH]
 """
 import argparse
 import os
@@ -77,6 +79,7 @@ def main():
     parser.add_argument("--package-files", type=int, default=0,
                         help="upgrade a package of this many files instead of torch")
     parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
+    parser.add_argument("--baseline", help="an older venvtx build to run beside --venvtx")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="venvtx-bench-install-")
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
@@ -96,10 +99,10 @@ def main():
                             *links], check=True, env=env)
             files = sum(len(f) for _, _, f in os.walk(template))
             spec, what = "bigpkg==2.0", "bigpkg 1.0 -> 2.0 (%d files each)" % args.package_files
-        ours, touched, linked, theirs, growth, replaced = [], [], [], [], [], []
+        ours, touched, linked, theirs, older, growth, replaced = [], [], [], [], [], [], []
         for round_no in range(args.rounds):
-            a, b, c, d = (os.path.join(work, x) for x in "abcd")
-            for copy in (a, b, c, d):
+            a, b, c, d, e = (os.path.join(work, x) for x in "abcde")
+            for copy in (a, b, c, d, e) if args.baseline else (a, b, c, d):
                 shutil.rmtree(copy, ignore_errors=True)
                 subprocess.run(["cp", "-a", template, copy], check=True)
             # Flush the copies: venvtx's first fsync would otherwise write back the benchmark's
@@ -112,6 +115,9 @@ def main():
                     ([args.venvtx, "--venv", d, "--quiet", "install", "--capture", "touch", "--installer", "pip",
                       spec, "--", "-q", *links], touched),
                     ([b + "/bin/python", "-m", "pip", "install", "-q", spec, *links], theirs)]
+            if args.baseline:
+                runs.insert(2, ([args.baseline, "--venv", e, "--quiet", "install", "--installer", "pip", spec,
+                                 "--", "-q", *links], older))
             if round_no % 2:
                 runs.reverse()
             for cmd, times in runs:
@@ -129,6 +135,10 @@ def main():
         print("%-32s %8.3f %8.2fx" % ("venvtx install --capture touch", t, t / p))
         print("%-32s %8.3f %8.2fx" % ("venvtx install --capture link", l, l / p))
         print("%-32s %8.3f %8.2fx" % ("pip install", p, 1.0))
+        if older:
+            o = statistics.median(older)
+            print("%-32s %8.3f %8.2fx" % ("baseline install (auto capture)", o, o / p))
+            print("venvtx / baseline = %.2fx" % (v / o))
         print("venvtx / pip = %.2fx (target <= 1.15x)" % (v / p))
         print("store grew by %d bytes; the upgrade replaced or removed %d bytes (target: growth <= replaced)"
               % (max(growth), min(replaced)))

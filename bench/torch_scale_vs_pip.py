@@ -13,7 +13,12 @@ ELF libraries of the real sizes; built once and reused). Prints each ratio and i
 Each round copies the template twice (`cp -a --sparse=always`); venvtx and pip alternate who
 runs first; both must leave the same files. Medians over --rounds.
 
-usage: bench/torch_scale_vs_pip.py [--rounds N] [--venvtx PATH] [--fixture DIR] [--workdir DIR] [--phases]
+--baseline OLD: an older venvtx build runs each case too, on a third copy in the same round, its
+turn rotating with the others; a column prints venvtx / baseline, so a change is measured against
+the code before it in the same minutes, not against a figure from another hour.
+
+usage: bench/torch_scale_vs_pip.py [--rounds N] [--venvtx PATH] [--baseline PATH] [--fixture DIR]
+                                   [--workdir DIR] [--phases]
 """
 import os
 import shutil
@@ -45,9 +50,9 @@ def files_of(venv):
     return out
 
 
-def fresh_copies(template, work):
+def fresh_copies(template, work, count):
     copies = []
-    for name in ("a", "b"):
+    for name in "abc"[:count]:
         path = os.path.join(work, name)
         shutil.rmtree(path, ignore_errors=True)
         subprocess.run(["cp", "-a", "--sparse=always", template, path], check=True)
@@ -65,11 +70,27 @@ def same_files(a, b, what):
                  % (what, sorted(left - right)[:5], sorted(right - left)[:5]))
 
 
+def rotated(runs, round_no):
+    """`runs` starting at a different one each round, so none always runs first."""
+    shift = round_no % len(runs)
+    return runs[shift:] + runs[:shift]
+
+
+def against_baseline(results, label, ours):
+    """The baseline's median seconds and venvtx's time over it, where a baseline ran."""
+    if (label, "baseline") not in results:
+        return ""
+    theirs = statistics.median(results[(label, "baseline")])
+    return "  %10.3f  %14.2fx" % (theirs, ours / theirs)
+
+
 def main():
     parser = torch_scale_arguments(__doc__.splitlines()[0], rounds=3)
     parser.add_argument("--phases", action="store_true", help="print venvtx -v phase timings of the last round")
+    parser.add_argument("--baseline", help="an older venvtx build to run beside --venvtx")
     args = parser.parse_args()
     venvtx = os.path.abspath(args.venvtx)
+    baseline = os.path.abspath(args.baseline) if args.baseline else None
     template = torch_scale_template(args.fixture)
     wheels = os.path.join(args.fixture, "wheels")
     count = sum(len(files) for _, _, files in os.walk(template))
@@ -80,45 +101,55 @@ def main():
     try:
         for round_no in range(args.rounds):
             for label, names, _ in CASES:
-                a, b = fresh_copies(template, work)
-                ours = [venvtx, "--venv", a, "-v" if args.phases else "--quiet", "remove", *names]
-                theirs = [b + "/bin/python", "-m", "pip", "uninstall", "-y", "-q", *names]
-                order = [("venvtx", ours), ("pip", theirs)]
-                for who, cmd in order if round_no % 2 == 0 else reversed(order):
+                copies = fresh_copies(template, work, 3 if baseline else 2)
+                a, b = copies[0], copies[1]
+                verbosity = "-v" if args.phases else "--quiet"
+                runs = [("venvtx", [venvtx, "--venv", a, verbosity, "remove", *names]),
+                        ("pip", [b + "/bin/python", "-m", "pip", "uninstall", "-y", "-q", *names])]
+                if baseline:
+                    runs.append(("baseline", [baseline, "--venv", copies[2], "--quiet", "remove", *names]))
+                for who, cmd in rotated(runs, round_no):
                     seconds, proc = timed(cmd)
                     results.setdefault((label, who), []).append(seconds)
                     if who == "venvtx" and args.phases and round_no == args.rounds - 1:
                         phases.append((label, proc.stderr))
-                same_files(a, b, label)
+                for copy in copies[::2]:
+                    same_files(copy, b, label)
                 if names == ["torch"]:
-                    install = [b + "/bin/python", "-m", "pip", "install", "-q", "--no-index", "--no-deps",
-                               "--no-compile", "--find-links", wheels, "torch==2.11.0"]
-                    rollback = [venvtx, "--venv", a, "-v" if args.phases else "--quiet", "rollback"]
-                    for who, cmd in [("rollback", rollback), ("pip install", install)]:
+                    runs = [("venvtx", [venvtx, "--venv", a, verbosity, "rollback"]),
+                            ("pip", [b + "/bin/python", "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                                     "--no-compile", "--find-links", wheels, "torch==2.11.0"])]
+                    if baseline:
+                        runs.append(("baseline", [baseline, "--venv", copies[2], "--quiet", "rollback"]))
+                    for who, cmd in rotated(runs, round_no):
                         seconds, proc = timed(cmd)
                         results.setdefault(("rollback torch", who), []).append(seconds)
-                        if who == "rollback" and args.phases and round_no == args.rounds - 1:
+                        if who == "venvtx" and args.phases and round_no == args.rounds - 1:
                             phases.append(("rollback torch", proc.stderr))
-                    same_files(a, b, "rollback of torch")
+                    for copy in copies[::2]:
+                        same_files(copy, b, "rollback of torch")
                 if names == ["networkx", "jinja2"]:
-                    timed([venvtx, "--venv", a, "--quiet", "rollback"])
-                    plan = [venvtx, "--venv", a, "--quiet", "remove", "--dry-run", *names]
-                    timed(plan)  # fills the caches
-                    results.setdefault(("warm plan", "venvtx"), []).append(min(timed(plan)[0] for _ in range(3)))
-        print("%-28s %9s %9s %7s %s" % ("median of %d rounds" % args.rounds, "venvtx s", "peer s", "ratio", "goal"))
+                    for who, binary, copy in [("venvtx", venvtx, a), ("baseline", baseline, copies[-1])]:
+                        if binary:
+                            timed([binary, "--venv", copy, "--quiet", "rollback"])
+                            plan = [binary, "--venv", copy, "--quiet", "remove", "--dry-run", *names]
+                            timed(plan)  # fills the caches
+                            results.setdefault(("warm plan", who), []).append(min(timed(plan)[0] for _ in range(3)))
+        print("%-28s %9s %9s %7s %-26s%s" % ("median of %d rounds" % args.rounds, "venvtx s", "peer s", "ratio", "goal",
+                                              "  baseline s  venvtx/baseline" if baseline else ""))
         failed = []
         for label, _, goal in CASES + [("rollback torch", None, 0.3)]:
-            ours_key, peer_key = (label, "rollback"), (label, "pip install")
-            if label != "rollback torch":
-                ours_key, peer_key = (label, "venvtx"), (label, "pip")
-            v, p = statistics.median(results[ours_key]), statistics.median(results[peer_key])
+            v, p = statistics.median(results[(label, "venvtx")]), statistics.median(results[(label, "pip")])
             peer = "pip install" if label == "rollback torch" else "pip uninstall"
             ok = v / p <= goal
             failed += [] if ok else [label]
-            print("%-28s %9.3f %9.3f %6.2fx <= %.1fx vs %s%s" % (label, v, p, v / p, goal, peer, "" if ok else "  MISSED"))
+            print("%-28s %9.3f %9.3f %6.2fx %-26s%s%s" % (label, v, p, v / p, "<= %.1fx vs %s" % (goal, peer),
+                                                       against_baseline(results, label, v), "" if ok else "  MISSED"))
         warm = statistics.median(results[("warm plan", "venvtx")])
         failed += [] if warm <= 0.1 else ["warm plan"]
-        print("%-28s %9.3f %9s %7s <= 0.100 s%s" % ("warm plan (small removal)", warm, "", "", "" if warm <= 0.1 else "  MISSED"))
+        print("%-28s %9.3f %9s %7s %-26s%s%s" % ("warm plan (small removal)", warm, "", "", "<= 0.100 s",
+                                               against_baseline(results, "warm plan", warm),
+                                               "" if warm <= 0.1 else "  MISSED"))
         for label, text in phases:
             print("\n%s (venvtx -v):\n%s" % (label, "\n".join("  " + l for l in text.splitlines() if "(" in l)))
     finally:
