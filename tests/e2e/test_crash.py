@@ -307,10 +307,11 @@ class InjectedIoErrors(SweepCase):
         self.fresh(template)
         return self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT=str(step))).returncode == KILLED
 
-    def fault_sweep(self, template, args, kinds, every=4):
+    def fault_sweep(self, template, args, kinds, every=4, staggered=False):
         """Each of `kinds` injected at the steps of `args` `sampled` with `every` (every step with
         VENVTX_FULL_SWEEPS=1): a clear error (the last line of stderr: an installer speaks before it) and the
-        venv restored, or recoverable."""
+        venv restored, or recoverable. `staggered`: past the first ten steps the kinds take turns, so
+        together they reach every (every / len(kinds))-th step at the cost of one kind."""
         self.fresh(template)
         before = tree_hash(self.venv)
         self.assertEqual(self.venvtx(*args).returncode, 0)
@@ -318,8 +319,9 @@ class InjectedIoErrors(SweepCase):
         steps = InjectedIoErrors.count_steps(self, template, args)
         self.assertGreater(steps, 10)
         tried = 0
-        for kind in kinds:
-            for step in (step for step in range(1, steps + 1) if sampled(step, every)):
+        for turn, kind in enumerate(kinds):
+            offset = turn * every // len(kinds) if staggered else 0
+            for step in (step for step in range(1, steps + 1) if sampled(step, every, offset=offset)):
                 self.fresh(template)
                 proc = self.venvtx(*args, env=dict(self.env, VENVTX_FAULT="%d:%s" % (step, kind)))
                 tried += 1

@@ -199,7 +199,8 @@ class SwitchSweeps(test_crash.SweepCase):
     switch journaled, units exchanged, pre-images captured from the old versions, old versions
     cleared), then `recover`: the venv is exactly the before- or the after-state. A package with
     a script, a shared-data file and a module beside its directory, so that every kind of unit
-    switches. Every eighth step past the tenth (VENVTX_FULL_SWEEPS=1: every step)."""
+    switches. Every eighth step past the tenth; the two faults take turns at it (VENVTX_FULL_SWEEPS=1:
+    every step, each fault)."""
 
     SAMPLE_EVERY = 8
 
@@ -262,7 +263,7 @@ class SwitchSweeps(test_crash.SweepCase):
 
     def test_enospc_and_eio_during_a_switched_rollback(self):
         test_crash.InjectedIoErrors.fault_sweep(self, self.template(), ["rollback"], ("ENOSPC", "EIO:persist"),
-                                                every=8)
+                                                every=16, staggered=True)
 
 
 if __name__ == "__main__":
