@@ -103,6 +103,7 @@ def main():
             for label, names, _ in CASES:
                 copies = fresh_copies(template, work, 3 if baseline else 2)
                 a, b = copies[0], copies[1]
+                by_venvtx = [a] + copies[2:]  # venvtx's copy and the baseline's, each compared with pip's
                 verbosity = "-v" if args.phases else "--quiet"
                 runs = [("venvtx", [venvtx, "--venv", a, verbosity, "remove", *names]),
                         ("pip", [b + "/bin/python", "-m", "pip", "uninstall", "-y", "-q", *names])]
@@ -113,7 +114,7 @@ def main():
                     results.setdefault((label, who), []).append(seconds)
                     if who == "venvtx" and args.phases and round_no == args.rounds - 1:
                         phases.append((label, proc.stderr))
-                for copy in copies[::2]:
+                for copy in by_venvtx:
                     same_files(copy, b, label)
                 if names == ["torch"]:
                     runs = [("venvtx", [venvtx, "--venv", a, verbosity, "rollback"]),
@@ -126,10 +127,10 @@ def main():
                         results.setdefault(("rollback torch", who), []).append(seconds)
                         if who == "venvtx" and args.phases and round_no == args.rounds - 1:
                             phases.append(("rollback torch", proc.stderr))
-                    for copy in copies[::2]:
+                    for copy in by_venvtx:
                         same_files(copy, b, "rollback of torch")
                 if names == ["networkx", "jinja2"]:
-                    for who, binary, copy in [("venvtx", venvtx, a), ("baseline", baseline, copies[-1])]:
+                    for who, binary, copy in [("venvtx", venvtx, a), ("baseline", baseline, by_venvtx[-1])]:
                         if binary:
                             timed([binary, "--venv", copy, "--quiet", "rollback"])
                             plan = [binary, "--venv", copy, "--quiet", "remove", "--dry-run", *names]
