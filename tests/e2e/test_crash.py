@@ -12,7 +12,7 @@ from support import ExternalStoreMixin, VenvTestCase, story_template, tree_hash
 KILLED = -9
 # CI kills at every step up to 10, then at every twenty-fourth one, each sweep at its own residue (so
 # the sweeps together cover every residue: a deterministic sample that still hits every stretch
-# of each sweep, and keeps `bash tests/run.sh` within 20 minutes on 2 cores);
+# of each sweep, and keeps the crash sweeps near ten of `bash tests/run.sh`'s 25 minutes on 2 cores);
 # VENVTX_FULL_SWEEPS=1 kills at every single step.
 FULL = os.environ.get("VENVTX_FULL_SWEEPS") == "1"
 

@@ -263,7 +263,7 @@ class SwitchSweeps(test_crash.SweepCase):
 
     def test_enospc_and_eio_during_a_switched_rollback(self):
         test_crash.InjectedIoErrors.fault_sweep(self, self.template(), ["rollback"], ("ENOSPC", "EIO:persist"),
-                                                every=16, staggered=True)
+                                                every=2 * self.SAMPLE_EVERY, staggered=True)
 
 
 if __name__ == "__main__":
