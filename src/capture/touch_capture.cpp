@@ -81,8 +81,7 @@ public:
     }
 
     std::string describe() const override {
-        return std::to_string(m_trap.served()) + " calls watched (" + std::to_string(m_trap.emulated()) +
-               " made by venvtx), " + std::to_string(m_touched.size()) +
+        return std::to_string(m_trap.served()) + " calls watched, " + std::to_string(m_touched.size()) +
                " venv paths touched, " + std::to_string(m_kept) + " pre-images kept";
     }
 
@@ -137,9 +136,10 @@ private:
             if (m_failed) {
                 throw Error(ExitCode::internal, "refused after an earlier failure: " + *rel);
             }
-            // A file renamed out of the venv stays reachable there: its pre-image must be a copy.
-            bool leaves_venv = change.kind == ChangeKind::move_tree && i + 1 < changes.size() &&
-                               !venv_relative(changes[i + 1].path);
+            // A file renamed (or exchanged) out of the venv stays reachable there: its pre-image
+            // must be a copy.
+            bool leaves_venv = change.kind == ChangeKind::move_tree && !change.moves_to.empty() &&
+                               !venv_relative(change.moves_to);
             if (m_touched.count(*rel) == 0 && !below_new_directory(*rel)) {
                 observe(*rel, change.kind, leaves_venv, fresh);
             }

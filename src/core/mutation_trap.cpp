@@ -3,9 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/trapped_call.hpp"
-#include "venvtx/core/unique_fd.hpp"
 
-#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -74,15 +72,7 @@ int install_filter() {
     }
     const auto& program = filter_program();
     sock_fprog fprog{static_cast<unsigned short>(program.size()), const_cast<sock_filter*>(program.data())};
-    // Once venvtx holds a call, only a kill ends it (5.19+): a signal that restarted it would
-    // have venvtx make it twice.
-    int listener = static_cast<int>(::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                                              SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-                                              &fprog));
-    if (listener < 0 && errno == EINVAL) {
-        listener = static_cast<int>(::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog));
-    }
-    return listener;
+    return static_cast<int>(::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog));
 }
 
 // One byte carrying one descriptor (SCM_RIGHTS) over the socket pair.
@@ -109,9 +99,6 @@ struct DescriptorMessage {
         std::memcpy(CMSG_DATA(part), &fd, sizeof fd);
     }
 };
-
-// Whether this kernel hands a descriptor over with the answer (SECCOMP_ADDFD_FLAG_SEND, 5.14).
-std::atomic<bool> g_addfd_send{true};
 
 void close_fd(int& fd) {
     if (fd >= 0) {
@@ -184,6 +171,10 @@ void MutationTrap::receive_listener() {
     close_fd(m_socket[0]);
 }
 
+// The call goes on in the kernel (CONTINUE) once its pre-images are kept: the kernel reads its
+// arguments again and checks them with the command's credentials, LSMs, Landlock domain,
+// seccomp filters, namespaces, root, working directory and descriptors. A path another thread
+// flipped meanwhile is found by the check after the command (capture/live_changes).
 void MutationTrap::serve_one(const ChangeHandler& handler) {
     seccomp_notif request{};
     if (::ioctl(m_listener, SECCOMP_IOCTL_NOTIF_RECV, &request) != 0) {
@@ -198,16 +189,13 @@ void MutationTrap::serve_one(const ChangeHandler& handler) {
         for (int i = 0; i < 6; ++i) {
             call.args[static_cast<size_t>(i)] = request.data.args[i];
         }
-        DecodedCall decoded = decode_call(call);
+        std::vector<PendingChange> changes = decode_call(call);
         // The memory we read was the caller's only if it is still stopped in this call.
         if (::ioctl(m_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) != 0) {
             return;
         }
-        if (!decoded.changes.empty()) {
-            handler(decoded.changes);
-        }
-        if (decoded.emulation && answer(request.id, *decoded.emulation, response)) {
-            return; // the descriptor was handed over with the answer
+        if (!changes.empty()) {
+            handler(changes);
         }
     } catch (const std::exception& error) {
         if (::ioctl(m_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) != 0) {
@@ -220,38 +208,6 @@ void MutationTrap::serve_one(const ChangeHandler& handler) {
         response.error = dynamic_cast<const RefusedChange*>(&error) ? -EPERM : -EIO;
     }
     ::ioctl(m_listener, SECCOMP_IOCTL_NOTIF_SEND, &response);
-}
-
-bool MutationTrap::answer(std::uint64_t id, const Emulation& emulation, seccomp_notif_resp& response) {
-    long result = emulation.perform();
-    ++m_emulated;
-    response.flags = 0;
-    if (result < 0 || !emulation.opens) {
-        response.error = result < 0 ? static_cast<std::int32_t>(result) : 0;
-        response.val = result < 0 ? 0 : result;
-        return false;
-    }
-    UniqueFd opened(static_cast<int>(result));
-    seccomp_notif_addfd addfd{};
-    addfd.id = id;
-    addfd.srcfd = static_cast<std::uint32_t>(opened.get());
-    addfd.newfd_flags = emulation.close_on_exec ? O_CLOEXEC : 0;
-    if (g_addfd_send) {
-        addfd.flags = SECCOMP_ADDFD_FLAG_SEND;
-        if (::ioctl(m_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) >= 0 || errno == ENOENT) {
-            return true; // handed over and answered, or the caller is gone
-        }
-        if (errno != EINVAL) {
-            response.error = -errno; // EMFILE: its table is full (the file was opened all the same)
-            return false;
-        }
-        g_addfd_send = false;
-        addfd.flags = 0;
-    }
-    int handed = ::ioctl(m_listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-    response.val = handed < 0 ? 0 : handed;
-    response.error = handed < 0 ? -errno : 0;
-    return false;
 }
 
 } // namespace venvtx

@@ -1,12 +1,11 @@
-// changes_of: which paths a trapped system call names, and how it would change them.
+// decode_call: which paths a trapped system call names, and how it would change them.
 #include "venvtx/core/trapped_call.hpp"
 
+#include "venvtx/core/caller_path.hpp"
 #include "venvtx/core/error.hpp"
 
 #include <cerrno>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/socket.h>
@@ -26,18 +25,19 @@ namespace {
 
 constexpr std::uint64_t k_page = 4096;
 
-class ProcessView {
+// A stopped process's memory, read where its call's arguments point.
+class ProcessMemory {
 public:
-    explicit ProcessView(pid_t pid) : m_pid(pid) {
+    explicit ProcessMemory(pid_t pid) : m_pid(pid) {
         std::string mem = "/proc/" + std::to_string(pid) + "/mem";
         m_mem = ::open(mem.c_str(), O_RDONLY | O_CLOEXEC);
         if (m_mem < 0) {
             throw system_error("open " + mem, errno);
         }
     }
-    ~ProcessView() { ::close(m_mem); }
-    ProcessView(const ProcessView&) = delete;
-    ProcessView& operator=(const ProcessView&) = delete;
+    ~ProcessMemory() { ::close(m_mem); }
+    ProcessMemory(const ProcessMemory&) = delete;
+    ProcessMemory& operator=(const ProcessMemory&) = delete;
 
     // A NUL-terminated string at `address`, read page by page (its end may border unmapped memory).
     std::string string_at(std::uint64_t address) const {
@@ -68,52 +68,6 @@ public:
         return value;
     }
 
-    // Where a descriptor points (AT_FDCWD: the working directory); empty when it is no path.
-    stdfs::path where(int fd) const {
-        std::string link = "/proc/" + std::to_string(m_pid) + (fd == AT_FDCWD ? "/cwd" : "/fd/" + std::to_string(fd));
-        char buffer[PATH_MAX];
-        ssize_t n = ::readlink(link.c_str(), buffer, sizeof buffer - 1);
-        if (n <= 0 || buffer[0] != '/') {
-            return {};
-        }
-        return std::string(buffer, static_cast<size_t>(n));
-    }
-
-    // An absolute path the process named, as venvtx can resolve it in the process's own view:
-    // below its /proc/<pid>/root (a chroot too), /proc/self its own. (A relative one is
-    // resolved from its pinned directory: see pin.)
-    stdfs::path in_view(const std::string& text) const {
-        std::string proc = "/proc/" + std::to_string(m_pid);
-        for (const std::string self : {"/proc/self", "/proc/thread-self"}) {
-            if (text == self || text.compare(0, self.size() + 1, self + "/") == 0) {
-                return proc + text.substr(self.size());
-            }
-        }
-        return proc + "/root" + text;
-    }
-
-    // `text` as the call will take it, its starting directory opened once (see PinnedPath).
-    PinnedPath pin(int dirfd, const std::string& text) const {
-        PinnedPath path;
-        path.text = text;
-        if (!text.empty() && text.front() == '/') {
-            for (const std::string self : {"/proc/self", "/proc/thread-self"}) {
-                if (text == self || text.compare(0, self.size() + 1, self + "/") == 0) {
-                    path.text = "/proc/" + std::to_string(m_pid) + text.substr(self.size());
-                }
-            }
-            return path;
-        }
-        std::string where = "/proc/" + std::to_string(m_pid) + (dirfd == AT_FDCWD ? "/cwd" : "/fd/" + std::to_string(dirfd));
-        auto base = std::make_shared<UniqueFd>(::open(where.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-        if (base->valid()) {
-            path.base = std::move(base);
-        } else {
-            path.error = errno == ENOENT ? EBADF : errno;
-        }
-        return path;
-    }
-
     pid_t pid() const { return m_pid; }
 
 private:
@@ -121,75 +75,30 @@ private:
     int m_mem = -1;
 };
 
-std::optional<stdfs::path> real_path(const stdfs::path& path) {
-    char* resolved = ::realpath(path.c_str(), nullptr);
-    if (!resolved) {
-        return std::nullopt;
-    }
-    stdfs::path result(resolved);
-    std::free(resolved);
-    return result;
-}
-
-// The path with its directory resolved; with `follow`, a final symlink resolved too.
-std::optional<stdfs::path> resolve(const stdfs::path& path, bool follow) {
-    std::string name = path.filename().string();
-    if (name.empty() || name == "." || name == "..") {
-        return real_path(path);
-    }
-    auto parent = real_path(path.parent_path());
-    if (!parent) {
-        return std::nullopt; // the call fails with ENOENT by itself
-    }
-    stdfs::path result = *parent / name;
-    struct stat st {};
-    if (follow && ::lstat(result.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-        return real_path(result).value_or(result);
-    }
-    return result;
-}
-
 class Decoder {
 public:
-    explicit Decoder(const TrappedCall& call) : m_call(call), m_view(call.pid) {}
+    explicit Decoder(const TrappedCall& call) : m_call(call), m_memory(call.pid) {}
 
-    DecodedCall decode() {
+    std::vector<PendingChange> decode() {
         const auto& a = m_call.args;
         switch (m_call.number) {
-        case SYS_open: opened(AT_FDCWD, a[0], a[1], a[2], std::nullopt); break;
-        case SYS_openat: opened(fd(a[0]), a[1], a[2], a[3], std::nullopt); break;
+        case SYS_open: opened(AT_FDCWD, a[0], a[1], 0); break;
+        case SYS_openat: opened(fd(a[0]), a[1], a[2], 0); break;
         case SYS_openat2: // struct open_how: flags, mode, resolve
-            opened(fd(a[0]), a[1], m_view.word_at(a[2]), m_view.word_at(a[2] + 8), m_view.word_at(a[2] + 16));
+            opened(fd(a[0]), a[1], m_memory.word_at(a[2]), m_memory.word_at(a[2] + 16));
             break;
-        case SYS_creat: opened(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1], std::nullopt); break;
-        case SYS_truncate:
-            emulated(emulate_truncate(named(AT_FDCWD, a[0], ChangeKind::write, true), static_cast<off_t>(a[1])));
-            break;
-        case SYS_unlink: emulated(emulate_unlinkat(named(AT_FDCWD, a[0], ChangeKind::replace, false), 0)); break;
+        case SYS_creat: opened(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, 0); break;
+        case SYS_truncate: named(AT_FDCWD, a[0], ChangeKind::write, true); break;
+        case SYS_unlink:
         case SYS_rmdir:
-            emulated(emulate_unlinkat(named(AT_FDCWD, a[0], ChangeKind::replace, false), AT_REMOVEDIR));
-            break;
         case SYS_mkdir: named(AT_FDCWD, a[0], ChangeKind::replace, false); break;
         case SYS_mknod: named(AT_FDCWD, a[0], node_kind(a[1]), false); break;
         case SYS_unlinkat:
-            emulated(emulate_unlinkat(named(fd(a[0]), a[1], ChangeKind::replace, false), static_cast<int>(a[2])));
-            break;
         case SYS_mkdirat: named(fd(a[0]), a[1], ChangeKind::replace, false); break;
         case SYS_mknodat: named(fd(a[0]), a[1], node_kind(a[2]), false); break;
-        case SYS_rename: {
-            PinnedPath from = named(AT_FDCWD, a[0], ChangeKind::move_tree, false);
-            emulated(emulate_renameat2(from, named(AT_FDCWD, a[1], ChangeKind::replace, false), 0));
-            break;
-        }
-        case SYS_renameat:
-        case SYS_renameat2: {
-            unsigned flags = m_call.number == SYS_renameat2 ? static_cast<unsigned>(a[4]) : 0;
-            PinnedPath from = named(fd(a[0]), a[1], ChangeKind::move_tree, false);
-            PinnedPath to = named(fd(a[2]), a[3], (flags & RENAME_EXCHANGE) ? ChangeKind::move_tree : ChangeKind::replace,
-                                  false);
-            emulated(emulate_renameat2(from, to, flags));
-            break;
-        }
+        case SYS_rename: renamed(AT_FDCWD, a[0], AT_FDCWD, a[1], 0); break;
+        case SYS_renameat: renamed(fd(a[0]), a[1], fd(a[2]), a[3], 0); break;
+        case SYS_renameat2: renamed(fd(a[0]), a[1], fd(a[2]), a[3], static_cast<unsigned>(a[4])); break;
         case SYS_symlink: named(AT_FDCWD, a[1], ChangeKind::replace, false); break;
         case SYS_link:
             named(AT_FDCWD, a[0], ChangeKind::second_name, false);
@@ -197,7 +106,11 @@ public:
             break;
         case SYS_symlinkat: named(fd(a[1]), a[2], ChangeKind::replace, false); break;
         case SYS_linkat:
-            named(fd(a[0]), a[1], ChangeKind::second_name, (a[4] & AT_SYMLINK_FOLLOW) != 0);
+            if (a[4] & AT_EMPTY_PATH) {
+                at_or_fd(a[0], a[1], false, ChangeKind::second_name); // a descriptor's file given a name
+            } else {
+                named(fd(a[0]), a[1], ChangeKind::second_name, (a[4] & AT_SYMLINK_FOLLOW) != 0);
+            }
             named(fd(a[2]), a[3], ChangeKind::replace, false);
             break;
         case SYS_chmod:
@@ -210,10 +123,10 @@ public:
         case SYS_lsetxattr:
         case SYS_lremovexattr: named(AT_FDCWD, a[0], ChangeKind::replace, false); break;
         case SYS_fchmodat: named(fd(a[0]), a[1], ChangeKind::replace, true); break;
-        case SYS_fchmodat2: at_or_fd(a[0], a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0); break;
-        case SYS_fchownat: at_or_fd(a[0], a[1], (a[4] & AT_SYMLINK_NOFOLLOW) == 0); break;
-        case SYS_utimensat: at_or_fd(a[0], a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0); break;
-        case SYS_futimesat: at_or_fd(a[0], a[1], true); break;
+        case SYS_fchmodat2: at_or_fd(a[0], a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0, ChangeKind::replace); break;
+        case SYS_fchownat: at_or_fd(a[0], a[1], (a[4] & AT_SYMLINK_NOFOLLOW) == 0, ChangeKind::replace); break;
+        case SYS_utimensat: at_or_fd(a[0], a[1], (a[3] & AT_SYMLINK_NOFOLLOW) == 0, ChangeKind::replace); break;
+        case SYS_futimesat: at_or_fd(a[0], a[1], true, ChangeKind::replace); break;
         case SYS_bind: bound(a[1], a[2]); break;
         case SYS_mount: named(AT_FDCWD, a[1], ChangeKind::mount, true); break;
         case SYS_umount2:
@@ -223,10 +136,10 @@ public:
         case SYS_fchmod:
         case SYS_fchown:
         case SYS_fsetxattr:
-        case SYS_fremovexattr: described(fd(a[0])); break;
+        case SYS_fremovexattr: described(fd(a[0]), ChangeKind::replace); break;
         default: break;
         }
-        return {m_changes, m_emulation};
+        return m_changes;
     }
 
 private:
@@ -238,34 +151,28 @@ private:
         return type == 0 || type == S_IFREG ? ChangeKind::replace : ChangeKind::special;
     }
 
-    // openat2 takes its flags from memory too: it is made here even when it only reads.
-    void opened(int dirfd, std::uint64_t address, std::uint64_t flags, std::uint64_t mode,
-                std::optional<std::uint64_t> how_resolve) {
+    // openat2 takes its flags from memory: it is trapped even when it only reads.
+    void opened(int dirfd, std::uint64_t address, std::uint64_t flags, std::uint64_t resolve) {
         bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_CREAT)) != 0;
-        PinnedPath path;
-        if (writes) {
-            bool follow = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
-            path = named(dirfd, address, ChangeKind::write, follow);
-        } else {
-            path = m_view.pin(dirfd, m_view.string_at(address));
+        if (!writes || (flags & O_TMPFILE) == O_TMPFILE) {
+            return; // an O_TMPFILE has no name until linkat gives it one
         }
-        if (caller().same) {
-            m_emulation = emulate_open(std::move(path), flags, mode, how_resolve, caller().same_umask);
-        }
+        bool follow = (flags & O_NOFOLLOW) == 0 && (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
+        named(dirfd, address, ChangeKind::write, follow, (resolve & RESOLVE_IN_ROOT) != 0);
     }
 
-    // A call venvtx makes itself, where the caller's calls do what venvtx's would.
-    void emulated(Emulation emulation) {
-        if (caller().same) {
-            m_emulation = std::move(emulation);
+    // Both sides of a rename, each saying where its inode goes (both ways for an exchange).
+    void renamed(int from_dirfd, std::uint64_t from, int to_dirfd, std::uint64_t to, unsigned flags) {
+        auto source = resolved(from_dirfd, from, false);
+        auto target = resolved(to_dirfd, to, false);
+        if (source) {
+            m_changes.push_back({*source, ChangeKind::move_tree, target.value_or(stdfs::path())});
         }
-    }
-
-    const CallerMatch& caller() {
-        if (!m_caller) {
-            m_caller = match_caller(m_view.pid());
+        if (target) {
+            bool exchange = (flags & RENAME_EXCHANGE) != 0;
+            m_changes.push_back({*target, exchange ? ChangeKind::move_tree : ChangeKind::replace,
+                                 exchange ? source.value_or(stdfs::path()) : stdfs::path()});
         }
-        return *m_caller;
     }
 
     // bind() of a unix socket to a path makes a socket node there (abstract names make none).
@@ -275,7 +182,7 @@ private:
         }
         std::uint64_t family_word = 0;
         try {
-            family_word = m_view.word_at(address); // 8 bytes of a sockaddr_un (110): all its own
+            family_word = m_memory.word_at(address); // 8 bytes of a sockaddr_un (110): all its own
         } catch (const Error&) {
             return; // a short sockaddr at the end of a page: not a unix path
         }
@@ -283,50 +190,40 @@ private:
             return;
         }
         std::uint64_t path = address + sizeof(sa_family_t);
-        if ((m_view.word_at(path) & 0xff) != 0) {
+        if ((m_memory.word_at(path) & 0xff) != 0) {
             named(AT_FDCWD, path, ChangeKind::replace, false);
         }
     }
 
     // The *at calls that act on the descriptor itself when given no path (NULL or "").
-    void at_or_fd(std::uint64_t dirfd, std::uint64_t path, bool follow) {
-        if (path == 0 || m_view.string_at(path).empty()) {
-            described(fd(dirfd));
+    void at_or_fd(std::uint64_t dirfd, std::uint64_t path, bool follow, ChangeKind kind) {
+        if (path == 0 || m_memory.string_at(path).empty()) {
+            described(fd(dirfd), kind);
         } else {
-            named(fd(dirfd), path, ChangeKind::replace, follow);
+            named(fd(dirfd), path, kind, follow);
         }
     }
 
-    // Never normalized lexically: `link/../x` is wherever the kernel will take it. Relative
-    // paths are resolved from the directory pinned for the call, absolute ones in the
-    // caller's root.
-    PinnedPath named(int dirfd, std::uint64_t address, ChangeKind kind, bool follow) {
-        std::string text = m_view.string_at(address);
-        PinnedPath path = m_view.pin(dirfd, text);
-        if (text.empty() || path.error) {
-            return path;
-        }
-        stdfs::path seen = path.base ? stdfs::path(path.seen_from_here()) : m_view.in_view(text);
-        if (auto resolved = resolve(seen, follow)) {
-            m_changes.push_back({*resolved, kind});
-        }
-        return path;
+    std::optional<stdfs::path> resolved(int dirfd, std::uint64_t address, bool follow, bool in_root = false) {
+        return resolve_for(m_memory.pid(), {dirfd, m_memory.string_at(address), follow, in_root});
     }
 
-    void described(int fd) {
-        stdfs::path path = m_view.where(fd);
-        std::string text = path.string();
-        const std::string deleted = " (deleted)";
-        if (!path.empty() && (text.size() < deleted.size() || text.compare(text.size() - deleted.size(), deleted.size(), deleted) != 0)) {
-            m_changes.push_back({path, ChangeKind::replace});
+    // Never normalized lexically: `link/../x` is wherever the kernel will take it.
+    void named(int dirfd, std::uint64_t address, ChangeKind kind, bool follow, bool in_root = false) {
+        if (auto path = resolved(dirfd, address, follow, in_root)) {
+            m_changes.push_back({*path, kind});
+        }
+    }
+
+    void described(int fd, ChangeKind kind) {
+        if (auto path = descriptor_path(m_memory.pid(), fd)) {
+            m_changes.push_back({*path, kind});
         }
     }
 
     const TrappedCall& m_call;
-    ProcessView m_view;
+    ProcessMemory m_memory;
     std::vector<PendingChange> m_changes;
-    std::optional<Emulation> m_emulation;
-    std::optional<CallerMatch> m_caller;
 };
 
 } // namespace
@@ -343,7 +240,7 @@ const std::vector<int>& trapped_syscalls() {
     return numbers;
 }
 
-DecodedCall decode_call(const TrappedCall& call) {
+std::vector<PendingChange> decode_call(const TrappedCall& call) {
     return Decoder(call).decode();
 }
 

@@ -79,9 +79,9 @@ void check_exit(const std::vector<std::string>& argv, const SubprocessResult& re
 class CommandApply {
 public:
     CommandApply(const Context& context, const CommandOptions& options, Store& store, MutationLock& lock,
-                 bool touch, std::map<std::string, InodeFacts> inodes)
-        : m_context(context), m_options(options), m_store(store), m_lock(lock), m_touch(touch),
-          m_inodes(std::move(inodes)) {}
+                 const LiveScan& live_before, bool touch, std::map<std::string, InodeFacts> inodes)
+        : m_context(context), m_options(options), m_store(store), m_lock(lock), m_live_before(live_before),
+          m_touch(touch), m_inodes(std::move(inodes)) {}
 
     void operator()(std::int64_t tx, TransactionPlan& plan, std::set<std::string>& new_objects) {
         stdfs::path staging = m_store.objects().staging_dir(tx);
@@ -126,6 +126,13 @@ public:
             throw *failed;
         }
         plan.unrestorable = diff.in_place;
+        if (m_touch) {
+            // The kernel read a path again when it made the call: one another thread of the
+            // command flipped meanwhile was changed unseen. Named, never "restored".
+            for (const auto& change : changed_outside(m_context, m_store, m_live_before, tx)) {
+                plan.unrestorable.push_back(change.path);
+            }
+        }
         if (!diff.in_place.empty()) {
             std::string message = std::to_string(diff.in_place.size()) +
                                   " file(s) changed in place, no pre-image kept (use --copy): " + diff.in_place.front();
@@ -181,6 +188,7 @@ private:
     const CommandOptions& m_options;
     Store& m_store;
     MutationLock& m_lock;
+    const LiveScan& m_live_before;
     bool m_touch;
     std::map<std::string, InodeFacts> m_inodes;
 };
@@ -212,7 +220,7 @@ bool use_touch_capture(const Context& context, const CommandOptions& options) {
 }
 
 TransactionPlan in_place_plan(const Context& context, const CommandOptions& options, Store& store, MutationLock& lock,
-                              bool touch) {
+                              const LiveScan& live_before, bool touch) {
     TransactionPlan plan;
     plan.kind = options.kind;
     std::map<std::string, InodeFacts> inodes;
@@ -232,7 +240,7 @@ TransactionPlan in_place_plan(const Context& context, const CommandOptions& opti
         }
         inodes = std::move(snapshot.inodes);
     }
-    plan.apply = CommandApply(context, options, store, lock, touch, std::move(inodes));
+    plan.apply = CommandApply(context, options, store, lock, live_before, touch, std::move(inodes));
     plan.restore = [&context, &store, kind = options.kind](std::int64_t tx) {
         return restore_journaled(context, store, tx, kind, true); // also right when the command failed halfway
     };
@@ -366,7 +374,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     change.plan = [&](const PreviewResult& preview) {
         if (!preview.used) {
             linked = !(touch ? *touch : use_touch_capture(context, options));
-            return in_place_plan(context, options, store, session.lock(), !linked);
+            return in_place_plan(context, options, store, session.lock(), live_before, !linked);
         }
         TransactionPlan plan;
         plan.kind = options.kind;
@@ -378,7 +386,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         }
         return plan;
     };
-    change.changed_live = [&] { return changed_outside(context, store, live_before, Outcome{}); };
+    change.changed_live = [&] { return changed_outside(context, store, live_before, std::nullopt); };
     Outcome outcome = run_previewed(context, options.mutation, store, change);
     if (!linked) {
         outcome = with_outside_changes(context, store, live_before, std::move(outcome));

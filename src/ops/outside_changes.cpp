@@ -31,7 +31,8 @@ Outcome with_outside_changes(const Context& context, Store& store, const LiveSca
     if (outcome.extra.contains("changed_outside")) {
         return outcome; // a failed preview named them in its verdict
     }
-    std::vector<LiveChange> outside = changed_outside(context, store, before, outcome);
+    std::vector<LiveChange> outside =
+        changed_outside(context, store, before, outcome.tx ? std::optional(outcome.tx->id) : std::nullopt);
     if (outside.empty()) {
         return outcome;
     }
@@ -42,17 +43,17 @@ Outcome with_outside_changes(const Context& context, Store& store, const LiveSca
 }
 
 std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
-                                        const Outcome& outcome) {
+                                        std::optional<std::int64_t> tx) {
     auto started = std::chrono::steady_clock::now();
-    std::set<std::string> relinked = outcome.tx ? switched_units(store.db(), outcome.tx->id) : std::set<std::string>();
+    std::set<std::string> relinked = tx ? switched_units(store.db(), *tx) : std::set<std::string>();
     LiveCheck check = changes_since(before, context.layout, context.store_root, relinked);
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     context.out.debug("checked the live venv after the command: " + std::to_string(check.paths) + " paths in " +
                       std::to_string(took.count()) + " s, " + std::to_string(check.reread) +
                       " directories read again");
     std::set<std::string> journaled;
-    if (outcome.tx) {
-        for (const auto& entry : store.history().entries(outcome.tx->id)) {
+    if (tx) {
+        for (const auto& entry : store.history().entries(*tx)) {
             journaled.insert(entry.path);
         }
     }

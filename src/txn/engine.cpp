@@ -148,7 +148,7 @@ private:
             text += " " + m_unrestored[i];
         }
         return text + (m_unrestored.size() > 5 ? " ..." : "") +
-               (m_plan.unrestorable.empty() ? "" : " (changed in place without a pre-image: use --copy)");
+               (m_plan.unrestorable.empty() ? "" : " (changed in place without a pre-image)");
     }
 
     Outcome probe_and_commit(bool probing, const std::optional<ProbeReport>& baseline) {

@@ -937,6 +937,27 @@ def append(path, data):
 '''
 
 
+# Two calls Python has no function for: linkat(fd, "", AT_EMPTY_PATH) and renameat2(RENAME_EXCHANGE).
+LINK_FROM_DESCRIPTOR = r'''
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _checked(result):
+    if result != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+
+
+def link_from_descriptor(source, name):
+    fd = os.open(source, os.O_RDONLY)
+    _checked(_libc.linkat(fd, b"", -100, name.encode(), 0x1000))
+
+
+def exchange(a, b):
+    _checked(_libc.renameat2(-100, a.encode(), -100, b.encode(), 2))
+'''
+
+
 class WatchedCommandEscapes(ContainmentCase):
     """Issue 10, "Touch capture misses or mis-restores", "Special files wedge the venv" and "A
     watched command can destroy the history": a python script run by the venv's interpreter under
@@ -965,7 +986,7 @@ class WatchedCommandEscapes(ContainmentCase):
         script = os.path.join(self.tmp, "command.py")
         self.steps_path = os.path.join(self.tmp, "command.steps")
         paths = dict(venv=self.venv, site=self.site, outside=self.outside, **paths)
-        self.write(script, COMMAND_PRELUDE + "V = %r\n" % paths + textwrap.dedent(body) + "\ndone()\n")
+        self.write(script, COMMAND_PRELUDE + LINK_FROM_DESCRIPTOR + "V = %r\n" % paths + textwrap.dedent(body) + "\ndone()\n")
         proc = self.venvtx("run", "--preview", "never", "--no-baseline", "--probe", "pass" if passing else self.FAILING, "--",
                            os.path.join(self.venv, "bin", "python"), "-B", script, self.steps_path, timeout=T)
         self.steps = {}
@@ -1294,14 +1315,14 @@ class WatchedCommandEscapes(ContainmentCase):
 
     # --- 7. a hard link from a venv file to a name outside -----------------------------------
 
-    def check_hard_link_out(self, passing):
+    def check_hard_link_out(self, passing, link="os.link"):
         victim = self.in_site("sglang", "launch_server.py")
         outname = os.path.join(self.outside, "hardlinked-launch_server.py")
         original, appended = self.read(victim), b"# written through the outside name\n"
         proc = self.watch('''
-            step("link-out", os.link, V["victim"], V["outname"])
+            step("link-out", %s, V["victim"], V["outname"])
             step("append-through-outside-name", append, V["outname"], %r)
-            ''' % appended, passing, victim=victim, outname=outname)
+            ''' % (link, appended), passing, victim=victim, outname=outname)
         if self.done("link-out"):  # the outside name is the command's: venvtx must not change it
             self.assertEqual(self.read(outname), original + appended, "venvtx changed a file outside the venv"
                              + self.context(proc))
@@ -1315,6 +1336,37 @@ class WatchedCommandEscapes(ContainmentCase):
 
     def test_hard_link_out_passing_probe_then_rollback(self):
         self.check_hard_link_out(passing=True)
+
+    def test_hard_link_out_from_a_descriptor_failing_probe(self):
+        self.check_hard_link_out(passing=False, link="link_from_descriptor")  # linkat(fd, "", AT_EMPTY_PATH)
+
+    def test_hard_link_out_from_a_descriptor_passing_probe_then_rollback(self):
+        self.check_hard_link_out(passing=True, link="link_from_descriptor")
+
+    # --- 7b. an outside file exchanged with a venv file, then the venv's old inode edited outside
+
+    def check_exchange_out_and_edit(self, passing):
+        victim = self.in_site("sglang", "launch_server.py")
+        incoming = os.path.join(self.outside, "incoming.py")
+        self.write(incoming, b"INCOMING = 1\n")
+        original, appended = self.read(victim), b"# edited outside after the exchange\n"
+        proc = self.watch('''
+            step("exchange", exchange, V["incoming"], V["victim"])
+            step("append-outside", append, V["incoming"], %r)
+            ''' % appended, passing, victim=victim, incoming=incoming)
+        if self.done("append-outside"):  # the venv's old inode, outside now: the command's to keep
+            self.assertEqual(self.read(incoming), original + appended, "venvtx changed a file outside the venv"
+                             + self.context(proc))
+        if not passing and os.path.exists(victim):
+            self.assertEqual(self.read(victim), original, "the restore gave back the bytes edited outside"
+                             + self.context(proc))
+        self.assertOutcome(proc, passing, ordinary=("exchange", "append-outside"))
+
+    def test_exchange_out_and_edit_failing_probe_restores_original_bytes(self):
+        self.check_exchange_out_and_edit(passing=False)
+
+    def test_exchange_out_and_edit_passing_probe_then_rollback(self):
+        self.check_exchange_out_and_edit(passing=True)
 
     # --- 8. the store and the venv root ------------------------------------------------------
 

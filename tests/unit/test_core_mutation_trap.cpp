@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <stdexcept>
@@ -151,64 +152,109 @@ TEST_SUITE("MutationTrap") {
         CHECK(watched.result.out == "-1 38\n");
     }
 
-    TEST_CASE("a path another thread flips while the call is held: what changes is what was seen") {
-        // The kernel would read the path again once the call goes on; venvtx makes the calls
-        // that lose bytes itself, on the path it read (core/emulated_call).
+    TEST_CASE("the kernel makes the call with the command's own limits: a Landlock sandbox holds") {
         if (!MutationTrap::supported()) {
             return;
         }
-        // call: what the command does with the flipped path; hit: whether a victim was reached.
-        struct Attack {
-            const char* call;
-            ChangeKind kind;
-            std::function<bool(const stdfs::path&)> hit;
-        };
-        std::vector<Attack> attacks = {
-            {"libc.unlink(buffer)", ChangeKind::replace, [](const stdfs::path& p) { return !stdfs::exists(p); }},
-            {"libc.close(libc.open(buffer, os.O_WRONLY | os.O_TRUNC))", ChangeKind::write,
-             [](const stdfs::path& p) { return stdfs::file_size(p) == 0; }},
-            {"libc.rename(buffer, b'outside/sink')", ChangeKind::move_tree,
-             [](const stdfs::path& p) { return !stdfs::exists(p); }},
-        };
-        for (const auto& attack : attacks) {
-            std::string call = attack.call;
-            CAPTURE(call);
-            venvtx::test::TempDir tmp;
-            stdfs::create_directories(tmp.path() / "venv");
-            stdfs::create_directories(tmp.path() / "outside");
-            write_file(tmp.path() / "outside" / "d100", "decoy\n");
-            const int victims = 20;
-            for (int i = 0; i < victims; ++i) {
-                write_file(tmp.path() / "venv" / ("v" + std::to_string(100 + i)), "old\n");
-            }
-            Watched watched = watch(tmp.path(),
-                                    "import ctypes, threading, time\n"
-                                    "libc = ctypes.CDLL(None, use_errno=True)\n"
-                                    "buffer = ctypes.create_string_buffer(64)\n"
-                                    "def reached(victim):\n"
-                                    "    return not os.path.exists(victim) or os.path.getsize(victim) == 0\n"
-                                    "def flip(victim, until):\n"
-                                    "    while time.monotonic() < until and not reached(victim):\n"
-                                    "        ctypes.memmove(buffer, victim.encode() + b'\\0', len(victim) + 1)\n"
-                                    "        ctypes.memmove(buffer, b'outside/d100\\0', 13)\n"
-                                    "for i in range(" + std::to_string(victims) + "):\n"
-                                    "    victim = 'venv/v%d' % (100 + i)\n"
-                                    "    until = time.monotonic() + 0.2\n"
-                                    "    flipper = threading.Thread(target=flip, args=(victim, until)); flipper.start()\n"
-                                    "    while time.monotonic() < until and not reached(victim):\n"
-                                    "        " + std::string(attack.call) + "\n"
-                                    "        open('outside/d100', 'w').write('decoy')\n"
-                                    "    flipper.join()\n");
-            CHECK(watched.result.exit_code == 0);
-            int reached = 0;
-            for (int i = 0; i < victims; ++i) {
-                std::string victim = "venv/v" + std::to_string(100 + i);
-                if (attack.hit(tmp.path() / victim)) {
-                    ++reached;
-                    CHECK_MESSAGE(saw(watched, victim, attack.kind), victim << " was changed unseen");
-                }
-            }
-            CHECK(reached > victims / 2); // the race was run: most victims were reached
+        venvtx::test::TempDir tmp;
+        write_file(tmp.path() / "victim.txt", "old\n");
+        write_file(tmp.path() / "short.txt", "old\n");
+        // Landlock (ABI 3+): no writing, removing or truncating files anywhere, then both tried.
+        Watched watched = watch(tmp.path(),
+                                "import ctypes\n"
+                                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                                "attr = (ctypes.c_uint64 * 1)((1 << 1) | (1 << 4) | (1 << 5) | (1 << 14))\n"
+                                "ruleset = libc.syscall(444, attr, 8, 0)\n"
+                                "if ruleset < 0 or libc.prctl(38, 1, 0, 0, 0) or libc.syscall(446, ruleset, 0):\n"
+                                "    print('no landlock'); raise SystemExit\n"
+                                "for call in (lambda: os.unlink('victim.txt'), lambda: os.truncate('short.txt', 0)):\n"
+                                "    try:\n        call(); print(0)\n    except OSError as e:\n        print(e.errno)\n");
+        CHECK(watched.result.exit_code == 0);
+        if (watched.result.out == "no landlock\n") {
+            MESSAGE("Landlock unavailable here: skipped");
+            return;
         }
+        CHECK(watched.result.out == "13\n13\n");
+        CHECK(stdfs::exists(tmp.path() / "victim.txt"));
+        CHECK(stdfs::file_size(tmp.path() / "short.txt") == 4);
+    }
+
+    TEST_CASE("/dev/fd/N, /dev/stdout and /proc/self are the command's own descriptors") {
+        if (!MutationTrap::supported()) {
+            return;
+        }
+        venvtx::test::TempDir tmp;
+        Watched watched = watch(tmp.path(),
+                                "out = os.open('out.txt', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644); os.dup2(out, 1)\n"
+                                "seven = os.open('seven.txt', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644); os.dup2(seven, 7)\n"
+                                "self = os.open('self.txt', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)\n"
+                                "open('/dev/stdout', 'w').write('stdout\\n')\n"
+                                "open('/dev/fd/7', 'w').write('seven\\n')\n"
+                                "open('/proc/self/fd/%d' % self, 'w').write('self\\n')\n");
+        CHECK(watched.result.exit_code == 0);
+        CHECK_FALSE(watched.failure);
+        for (const char* name : {"out.txt", "seven.txt", "self.txt"}) {
+            CAPTURE(name);
+            CHECK(saw(watched, name, ChangeKind::write));
+        }
+        std::ifstream out(tmp.path() / "out.txt"), seven(tmp.path() / "seven.txt"), self(tmp.path() / "self.txt");
+        std::string line;
+        CHECK((std::getline(out, line) && line == "stdout"));
+        CHECK((std::getline(seven, line) && line == "seven"));
+        CHECK((std::getline(self, line) && line == "self"));
+    }
+
+    TEST_CASE("openat2 with RESOLVE_IN_ROOT names a path below its directory, not below venvtx's") {
+        if (!MutationTrap::supported()) {
+            return;
+        }
+        venvtx::test::TempDir tmp;
+        stdfs::create_directories(tmp.path() / "proj");
+        Watched watched = watch(tmp.path(),
+                                "import ctypes\n"
+                                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                                "how = (ctypes.c_uint64 * 3)(os.O_WRONLY | os.O_CREAT, 0o644, 0x10)\n"
+                                "base = os.open('proj', os.O_RDONLY | os.O_DIRECTORY)\n"
+                                "fd = libc.syscall(437, base, b'/notes.txt', how, 24)\n"
+                                "os.write(fd, b'mine\\n'); print(fd > 0)\n");
+        CHECK(watched.result.out == "True\n");
+        CHECK(saw(watched, "proj/notes.txt", ChangeKind::write));
+        CHECK(stdfs::exists(tmp.path() / "proj" / "notes.txt"));
+    }
+
+    TEST_CASE("a descriptor's file given a name (linkat AT_EMPTY_PATH) and an exchange are seen both ways") {
+        if (!MutationTrap::supported()) {
+            return;
+        }
+        venvtx::test::TempDir tmp;
+        stdfs::create_directories(tmp.path() / "outside");
+        write_file(tmp.path() / "held.txt", "venv\n");
+        write_file(tmp.path() / "inside.txt", "venv\n");
+        write_file(tmp.path() / "outside" / "other.txt", "outside\n");
+        std::vector<std::pair<std::string, std::string>> moves;
+        MutationTrap trap;
+        SubprocessSpec spec;
+        std::string root = stdfs::canonical(tmp.path()).string() + "/";
+        spec.argv = {"python3", "-S", "-c",
+                     "import ctypes, os; os.chdir('" + tmp.path().string() + "')\n"
+                     "libc = ctypes.CDLL(None, use_errno=True)\n"
+                     "fd = os.open('held.txt', os.O_RDONLY)\n"
+                     "print(libc.linkat(fd, b'', -100, b'outside/second', 0x1000))\n"
+                     "print(libc.renameat2(-100, b'outside/other.txt', -100, b'inside.txt', 2))\n"};
+        spec.trap = &trap;
+        spec.on_change = [&](const std::vector<PendingChange>& changes) {
+            for (const auto& change : changes) {
+                std::string from = change.path.string(), to = change.moves_to.string();
+                from = from.rfind(root, 0) == 0 ? from.substr(root.size()) : from;
+                to = to.rfind(root, 0) == 0 ? to.substr(root.size()) : to;
+                moves.emplace_back(from + (change.kind == ChangeKind::second_name ? " (second name)" : ""), to);
+            }
+        };
+        SubprocessResult result = venvtx::run_subprocess(spec);
+        CHECK(result.out == "0\n0\n");
+        using Move = std::pair<std::string, std::string>;
+        CHECK(std::find(moves.begin(), moves.end(), Move{"held.txt (second name)", ""}) != moves.end());
+        CHECK(std::find(moves.begin(), moves.end(), Move{"outside/other.txt", "inside.txt"}) != moves.end());
+        CHECK(std::find(moves.begin(), moves.end(), Move{"inside.txt", "outside/other.txt"}) != moves.end());
     }
 }

@@ -1,13 +1,11 @@
 // Watching a command's file changes as they happen: a seccomp filter, installed in the child
 // before exec and inherited by every process it starts, stops a process just before a system
 // call that could change a file (unlink, rename, open for writing, chmod, ...) and hands the
-// paths to a handler; the call proceeds once the handler returns, made by venvtx itself on the
-// paths the handler saw where it would lose bytes (core/emulated_call). Nothing slips past: io_uring
-// is refused, a call the handler fails is refused (EIO), and once the watcher is gone every
-// trapped call fails (ENOSYS) instead of running unseen.
+// paths to a handler; once the handler returns, the kernel makes the call, as the command's own,
+// with all of its rights and limits: venvtx never makes a call for it. io_uring is refused, a
+// call the handler fails is refused (EIO), and once the watcher is gone every trapped call fails
+// (ENOSYS) instead of running unseen.
 #pragma once
-
-#include "venvtx/core/emulated_call.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -17,8 +15,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-struct seccomp_notif_resp;
 
 namespace venvtx {
 
@@ -34,6 +30,7 @@ enum class ChangeKind {
 struct PendingChange {
     std::filesystem::path path;  // absolute; its directory resolved (symlinks followed)
     ChangeKind kind = ChangeKind::replace;
+    std::filesystem::path moves_to;  // move_tree: where its inode goes (a rename's other side)
 };
 
 // Thrown by a ChangeHandler to refuse a call outright: the caller gets EPERM (any other
@@ -67,18 +64,12 @@ public:
     void serve_one(const ChangeHandler& handler);
     const std::optional<std::string>& failure() const { return m_failure; }
     std::size_t served() const { return m_served; }
-    std::size_t emulated() const { return m_emulated; }  // of those, the calls venvtx made itself
 
 private:
-    // Makes the call `emulation` describes and fills `response` with its result; true when
-    // the answer went with a descriptor handed over (nothing more to send).
-    bool answer(std::uint64_t id, const Emulation& emulation, seccomp_notif_resp& response);
-
     int m_socket[2] = {-1, -1};
     int m_listener = -1;
     std::optional<std::string> m_failure;
     std::size_t m_served = 0;
-    std::size_t m_emulated = 0;
 };
 
 } // namespace venvtx

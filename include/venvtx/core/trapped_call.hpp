@@ -1,15 +1,12 @@
 // What a trapped system call is about to change: its syscall number and arguments decoded
-// into paths (read from the stopped process's memory once, made absolute against its working
-// directory or directory descriptor, their directories resolved), and, for the calls that
-// lose bytes, how venvtx makes the call itself on those very paths.
+// into paths (read from the stopped process's memory, resolved as its own call resolves them:
+// core/caller_path). The kernel then makes the call itself.
 #pragma once
 
-#include "venvtx/core/emulated_call.hpp"
 #include "venvtx/core/mutation_trap.hpp"
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <sys/types.h>
 #include <vector>
 
@@ -24,12 +21,7 @@ struct TrappedCall {
 // The system calls the filter traps (x86_64 numbers); open and openat only when writing.
 const std::vector<int>& trapped_syscalls();
 
-struct DecodedCall {
-    std::vector<PendingChange> changes;
-    std::optional<Emulation> emulation;  // none: the kernel makes the call once it goes on
-};
-
-// Throws Error when the process's memory or descriptors cannot be read (it may have died).
-DecodedCall decode_call(const TrappedCall& call);
+// Throws Error when the process's memory cannot be read (it may have died).
+std::vector<PendingChange> decode_call(const TrappedCall& call);
 
 } // namespace venvtx

@@ -12,8 +12,8 @@ namespace venvtx {
 
 // `before`: scan_live of the venv taken before the command ran (under the locks).
 Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before, Outcome outcome);
-// The changes themselves: the venv scanned again, less what `outcome`'s transaction journaled.
+// The changes themselves: the venv scanned again, less what transaction `tx` journaled.
 std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
-                                        const Outcome& outcome);
+                                        std::optional<std::int64_t> tx);
 
 } // namespace venvtx
