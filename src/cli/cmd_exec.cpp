@@ -10,8 +10,8 @@ namespace venvtx::cli {
 Command register_exec(CLI::App& parent) {
     auto options = std::make_shared<ExecOptions>();
     CLI::App* app = parent.add_subcommand(
-        "exec", "run a job against the venv (exec -- CMD [ARGS...]); record the state it ran in and the libraries "
-                "it loaded");
+        "exec", "run a job in the venv (exec -- CMD [ARGS...]; its bin/ first on PATH, VIRTUAL_ENV set); record "
+                "the state it ran in and the libraries it loaded");
     app->add_option("--sample", options->sample_s, "seconds between reads of its processes' maps (default 1)")
         ->check(k_timeout);
     return {app, [options](const GlobalOptions& global) {

@@ -111,14 +111,13 @@ int forwarded_interrupt() {
     return g_forwarded;
 }
 
-bool find_program(const std::string& name) {
+bool find_program(const std::string& name, const char* path) {
     if (name.empty()) {
         return false;
     }
     if (name.find('/') != std::string::npos) {
         return ::access(name.c_str(), X_OK) == 0;
     }
-    const char* path = std::getenv("PATH");
     std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
     for (std::size_t start = 0; start <= dirs.size();) {
         std::size_t end = dirs.find(':', start);

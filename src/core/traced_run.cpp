@@ -188,8 +188,8 @@ int follow(pid_t root, Collector& collector) {
 
 } // namespace
 
-TracedRun run_traced(const std::vector<std::string>& argv, const std::filesystem::path& under,
-                     std::chrono::milliseconds interval) {
+TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::string, std::optional<std::string>>& env,
+                     const std::filesystem::path& under, std::chrono::milliseconds interval) {
     int ready[2];
     if (::pipe2(ready, O_CLOEXEC) != 0) {
         throw Error(ExitCode::internal, std::string("pipe: ") + std::strerror(errno));
@@ -209,6 +209,13 @@ TracedRun run_traced(const std::vector<std::string>& argv, const std::filesystem
         ::close(ready[1]);
         if (traced == 'T') {
             ::raise(SIGSTOP); // the parent sets its options, then lets it exec
+        }
+        for (const auto& [name, value] : env) {
+            if (value) {
+                ::setenv(name.c_str(), value->c_str(), 1);
+            } else {
+                ::unsetenv(name.c_str());
+            }
         }
         std::vector<char*> args;
         for (const auto& arg : argv) {

@@ -49,10 +49,7 @@ std::string last_line(std::string text) {
 SubprocessSpec command_spec(const Context& context, const CommandOptions& options) {
     SubprocessSpec spec;
     spec.argv = options.argv;
-    spec.env["VIRTUAL_ENV"] = context.layout.root.string();
-    const char* path = std::getenv("PATH");
-    spec.env["PATH"] = context.layout.scripts.string() + (path ? std::string(":") + path : "");
-    spec.env["PYTHONHOME"] = std::nullopt;
+    spec.env = activated_environment(context.layout);
     spec.inherit_output = !context.out.json();
     return spec;
 }
@@ -344,7 +341,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     if (options.argv.empty()) {
         throw usage_error("no command to run: venvtx run -- CMD [ARGS...]");
     }
-    if (!find_program(options.argv.front())) {
+    if (!find_program(options.argv.front(), activated_environment(context.layout)["PATH"]->c_str())) {
         throw usage_error("command not found: " + options.argv.front() + " (nothing was changed)");
     }
     refuse_prompting_command(options.argv);

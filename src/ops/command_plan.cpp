@@ -140,10 +140,7 @@ std::vector<PackageChange> installer_dry_run(const Context& context, const std::
         spec.argv.insert(spec.argv.end(), {"--dry-run", "--report", "-", "--quiet"});
     }
     spec.argv.insert(spec.argv.end(), install + 1, argv.end());
-    spec.env["VIRTUAL_ENV"] = context.layout.root.string();
-    spec.env["PYTHONHOME"] = std::nullopt;
-    const char* path = std::getenv("PATH");
-    spec.env["PATH"] = context.layout.scripts.string() + (path ? std::string(":") + path : "");
+    spec.env = activated_environment(context.layout);
     SubprocessResult result = run_subprocess(spec);
     if (result.exit_code != 0) {
         std::string detail = last_line_of(result.err);

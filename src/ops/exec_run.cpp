@@ -106,7 +106,8 @@ int exec_tracked(const Context& context, const ExecOptions& options) {
     if (options.argv.empty()) {
         throw usage_error("no command to run: venvtx exec -- CMD [ARGS...]");
     }
-    if (!find_program(options.argv.front())) {
+    auto env = activated_environment(context.layout); // as `activate`, `uv run`, `conda run` do
+    if (!find_program(options.argv.front(), env["PATH"]->c_str())) {
         throw usage_error("command not found: " + options.argv.front());
     }
     VenvState before;
@@ -116,7 +117,7 @@ int exec_tracked(const Context& context, const ExecOptions& options) {
     }
     std::string started_at = utc_now_iso8601();
     auto interval = std::chrono::milliseconds(static_cast<long>(options.sample_s * 1000));
-    TracedRun run = run_traced(options.argv, context.layout.root, interval);
+    TracedRun run = run_traced(options.argv, env, context.layout.root, interval);
     try {
         record_run(context, options, before, started_at, run);
     } catch (const Error& error) { // the command's status stays the answer; the record is what is lost

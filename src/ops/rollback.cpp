@@ -6,6 +6,7 @@
 #include "venvtx/ops/rollback_dry_run.hpp"
 #include "venvtx/ops/rollback_plan.hpp"
 #include "venvtx/ops/rollback_preview.hpp"
+#include "venvtx/ops/rollback_reach.hpp"
 #include "venvtx/report/transaction_text.hpp"
 #include "venvtx/state/history_point.hpp"
 #include "venvtx/state/state_index.hpp"
@@ -19,22 +20,6 @@
 namespace venvtx {
 
 namespace {
-
-// Names the changes made outside venvtx after entry `since`: the likely cause of a drift.
-std::string outside_since(Store& store, std::int64_t since) {
-    std::string text;
-    for (const auto& record : store.history().list(std::nullopt)) {
-        if (record.kind == "outside" && record.id > since) {
-            std::string what;
-            for (const auto& change : record.packages) {
-                what += (what.empty() ? "" : ", ") + package_change_text(change);
-            }
-            text += (text.empty() ? "" : "; ") + std::string("entry ") + std::to_string(record.id) +
-                    " changed the venv outside venvtx (" + what + ")";
-        }
-    }
-    return text.empty() ? text : " (" + text + ")";
-}
 
 // `rollback TX` of an older transaction: refused when a later transaction touched any of its
 // paths (undo that one first, or roll back --to before both).
@@ -77,6 +62,7 @@ Outcome with_target_check(const Context& context, Store& store, std::int64_t to,
                                std::to_string(to) + "` shows what differs)";
             context.out.say(note);
             outcome.extra["not_at_target"] = note;
+            outcome.code = ExitCode::verify_failed; // committed, but not where it was asked to go
         }
     } catch (const Error&) { // no state recorded at N (an older history): nothing to compare
     }
@@ -93,6 +79,9 @@ std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& opti
     }
     if (options.tx) {
         auto record = store.history().find(*options.tx);
+        if (record && record->kind == "outside") {
+            refuse_outside_entry(*record);
+        }
         if (!record || record->state == TxState::recorded) {
             throw Error(ExitCode::usage, "not_found",
                         "no transaction " + std::to_string(*options.tx) +
@@ -113,7 +102,9 @@ std::vector<TransactionRecord> targets(Store& store, const RollbackOptions& opti
         return found;
     }
     if (!options.to) {
-        if (auto newest = store.history().newest_undoable()) {
+        auto newest = store.history().newest_undoable();
+        refuse_newest_outside(store, newest, options.mutation.force);
+        if (newest) {
             found.push_back(*newest);
         }
         return found;
@@ -222,6 +213,17 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     Store& store = session.store();
     std::vector<TransactionRecord> undo = targets(store, options);
     refuse_pruned(store, options, undo);
+    std::string short_of;
+    if (options.to) {
+        short_of = refuse_unreachable(store, session.state_check().now, *options.to, undo, options.mutation.force);
+        if (undo.empty() && short_of.empty()) {
+            context.out.verdict("already at entry " + std::to_string(*options.to) + ": nothing to roll back");
+            return Outcome{};
+        }
+        if (!short_of.empty() && !undo.empty()) {
+            context.out.say("--force: rolling back to entry " + std::to_string(*options.to) + " anyway: " + short_of);
+        }
+    }
     if (undo.empty()) {
         throw Error(ExitCode::usage, "nothing_to_undo",
                     options.redo ? std::string("nothing to redo: no rollback to undo")

@@ -26,8 +26,9 @@ std::optional<std::int64_t> parse_time(const std::string& text) {
     if (text.size() > 2 && text[0] == '-') {
         auto amount = whole_number(std::string_view(text).substr(1, text.size() - 2));
         int unit = text.back() == 's' ? 1 : text.back() == 'm' ? 60 : text.back() == 'h' ? 3600 : text.back() == 'd' ? 86400 : 0;
-        if (!amount || unit == 0) {
-            return std::nullopt;
+        constexpr std::int64_t k_hundred_years = 36525LL * 86400;  // the contract's longest duration
+        if (!amount || unit == 0 || *amount > k_hundred_years / unit) {
+            return std::nullopt; // past 100 years it would overflow, or wrap to the future
         }
         return static_cast<std::int64_t>(std::time(nullptr)) - *amount * unit;
     }
@@ -87,7 +88,7 @@ HistoryPoint resolve_point(const std::string& text, Store& store, const VenvStat
     if (!text.empty() && text[0] == '@') {
         auto when = parse_time(text.substr(1));
         if (!when) {
-            throw bad_point(text, "not a time");
+            throw bad_point(text, "not a time (at most 100 years back)");
         }
         return at_time(store, text, *when);
     }

@@ -117,4 +117,11 @@ VenvLayout find_venv(const std::optional<stdfs::path>& explicit_dir, const std::
     throw Error(ExitCode::usage, "not_a_venv", "no venv found: pass --venv DIR, activate one ($VIRTUAL_ENV), or create ./.venv", nlohmann::json::object());
 }
 
+std::map<std::string, std::optional<std::string>> activated_environment(const VenvLayout& layout) {
+    const char* path = std::getenv("PATH");
+    return {{"VIRTUAL_ENV", layout.root.string()},
+            {"PATH", layout.scripts.string() + (path ? std::string(":") + path : "")},
+            {"PYTHONHOME", std::nullopt}};
+}
+
 } // namespace venvtx

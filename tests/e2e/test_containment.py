@@ -896,7 +896,12 @@ class Drift(ContainmentCase):
                               "torch==2.11.0", *find], capture_output=True, text=True, env=env, timeout=120)
         self.assertEqual(pip.returncode, 0, pip.stderr)
         drifted = tree_hash(self.venv)
-        proc = self.venvtx("rollback", timeout=T)
+        proc = self.venvtx("rollback", timeout=T)  # the newest change is pip's: refused, naming it
+        self.assertSentinelIntact(proc=proc)
+        self.assertTree(drifted, proc)
+        self.assertEqual(proc.returncode, 2, self.verdict(proc))
+        self.assertIn("torch 2.12.0 → 2.11.0", self.said(proc))
+        proc = self.venvtx("rollback", "1", timeout=T)  # the install by name: it drifted
         self.assertDriftRefused(proc, drifted, "torch")
         self.assertRegex(self.said(proc), r"2\.11\.0|2\.12\.0", "name the versions that drifted")
 

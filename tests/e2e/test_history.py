@@ -88,6 +88,21 @@ class TheIncident(HistoryCase):
         self.assertEqual(mapped["nvidia-cudnn-cu13"], ["libcudnn.so.9"])
         self.assertIn("libcusparseLt.so.0", self.venvtx("show", str(run_id)).stdout)
 
+    def test_exec_runs_a_bare_python_in_the_venv(self):
+        # issue 40: `venvtx exec -- python ...` means the venv's python, as `uv run` does, with
+        # PATH and VIRTUAL_ENV set; the run maps the venv's libraries
+        env = dict(self.env, PATH="/usr/bin:/bin")
+        env.pop("PYTHONHOME", None)
+        run = subprocess.run([VENVTX, "--venv", self.venv, "--json", "exec", "--", "python", "-c",
+                              "import os, sys, torch; print(sys.prefix, os.environ['VIRTUAL_ENV'])"],
+                             capture_output=True, text=True, env=env)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.split(), [self.venv, os.path.realpath(self.venv)], run.stdout)
+        proc, shown = self.venvtx_json("show")
+        self.assertEqual(shown["kind"], "exec", shown)
+        mapped = {d["name"] for d in shown["details"]["dists"]}
+        self.assertTrue({"torch", "nvidia-cudnn-cu13", "nvidia-nccl-cu13"} <= mapped, shown["details"])
+
 
 class States(HistoryCase):
     def test_returning_to_a_state_gives_its_id(self):
@@ -168,7 +183,7 @@ class States(HistoryCase):
 
     def test_points_that_do_not_resolve_are_one_line_errors(self):
         self.assertEqual(self.venvtx("stamp").returncode, 0)
-        for point in ("x", "99", "@yesterday", "@-1y", "1^^"):
+        for point in ("x", "99", "@yesterday", "@-1y", "1^^", "@-9223372036854775807d", "@-36526d"):
             self.assertOneLineError(self.venvtx("diff", point), 2)
 
     def test_time_points(self):
@@ -242,15 +257,20 @@ class RollbackTo(HistoryCase):
         self.assertIn("tx 4 (install) changed", proc.stderr)
         self.assertTreeEqual(tree, tree_hash(self.venv))
 
-    def test_a_rollback_across_an_outside_change_names_it(self):
+    def test_a_rollback_whose_newest_change_is_outside_is_refused_with_its_repair(self):
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
         self.pip_install("sglang")
         tree = tree_hash(self.venv)
         proc = self.venvtx("rollback")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("the newest change, entry 2, was made outside venvtx (sglang ∅ → 0.5.5)", proc.stderr)
+        self.assertIn("`venvtx remove sglang`", proc.stderr)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+        # Undoing tx 1 by name is what the user can still ask: the drift check names the outside entry.
+        proc = self.venvtx("rollback", "1")
         self.assertOneLineError(proc, 6)
         self.assertIn("changed the venv outside venvtx (sglang ∅ → 0.5.5)", proc.stderr)
         self.assertTreeEqual(tree, tree_hash(self.venv))
-
 
     def test_a_forced_rollback_over_an_outside_reinstall_says_what_really_changed(self):
         self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
@@ -262,17 +282,56 @@ class RollbackTo(HistoryCase):
         self.assertIn("changed the venv outside venvtx (flash-attn ∅ → 2.8.3)", tx["details"]["forced"])
         self.assertEqual(self.installed()["flash-attn"], "2.8.3")
 
-
-    def test_rollback_to_a_point_before_an_outside_change_says_it_is_not_there(self):
+    def test_rollback_to_a_point_before_an_outside_change_refuses_before_acting(self):
         self.assertEqual(self.venvtx("stamp").returncode, 0)
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
         self.pip("uninstall", "-q", "-y", "flash-attn")
         self.assertEqual(self.venvtx("remove", "flashinfer-python").returncode, 0)
-        proc, tx = self.venvtx_json("rollback", "--to", "1")
-        self.assertEqual(proc.returncode, 0, proc.stderr)
+        tree = tree_hash(self.venv)
+        for dry in ([], ["--dry-run"]):
+            proc = self.venvtx_json("rollback", "--to", "1", *dry)[0]
+            self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+            error = json.loads(proc.stdout)["error"]
+            self.assertEqual((error["kind"], error["details"]["outside"]), ("not_reachable", [3]), error)
+            self.assertIn("it would leave flash-attn ∅ (entry 1 has 2.8.3)", error["message"])
+            self.assertIn("entry 3 changed the venv outside venvtx (flash-attn 2.8.3 → ∅)", error["message"])
+            self.assertIn("`venvtx install 'flash-attn==2.8.3'`", error["message"])
+            self.assertTreeEqual(tree, tree_hash(self.venv))
+        # --force undoes venvtx's own transactions and says N was not reached: not exit 0.
+        proc, tx = self.venvtx_json("rollback", "--to", "1", "--force")
+        self.assertEqual(proc.returncode, 6, proc.stderr)
         self.assertEqual(tx["details"]["undoes"], [4, 2])
         self.assertIn("entry 3 changed the venv outside venvtx (flash-attn 2.8.3 → ∅)", tx["not_at_target"])
         self.assertEqual(set(self.installed()) ^ set(self.freeze_names("1")), {"flash-attn"})
+
+    def test_rollback_to_where_the_venv_already_is_succeeds_and_changes_nothing(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        tree = tree_hash(self.venv)
+        document = json.loads(self.venvtx("--json", "rollback", "--to", "1").stdout)
+        self.assertEqual((document.get("changed"), document.get("transaction")), (False, None), document)
+        proc = self.venvtx("rollback", "--to", "0")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("already at entry 0", proc.stdout)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+
+    def test_the_last_change_outside_is_never_skipped_for_an_older_transaction(self):
+        # issue 40: an unrelated venvtx change, then a plain pip uninstall of two cu13 wheels
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        versions = self.installed()
+        self.pip("uninstall", "-q", "-y", "nvidia-cusparselt-cu13", "nvidia-nvshmem-cu13")
+        tree = tree_hash(self.venv)
+        proc = self.venvtx_json("rollback")[0]
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        error = json.loads(proc.stdout)["error"]
+        self.assertEqual((error["kind"], error["details"]), ("outside_change", {"outside": [2], "tx": 1}), error)
+        self.assertIn("`venvtx install 'nvidia-cusparselt-cu13==%s' 'nvidia-nvshmem-cu13==%s'`"
+                      % (versions["nvidia-cusparselt-cu13"], versions["nvidia-nvshmem-cu13"]), error["message"])
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+        self.assertNotIn("flash-attn", self.installed())
+        proc = self.venvtx_json("rollback", "2")[0]
+        self.assertEqual(json.loads(proc.stdout)["error"]["kind"], "outside_change", proc.stdout)
+        self.assertEqual(proc.returncode, 2)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
 
     def freeze_names(self, point):
         proc, frozen = self.venvtx_json("freeze", "--at", point)

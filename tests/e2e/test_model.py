@@ -11,7 +11,10 @@ files that a clean pip install of that version adds (measured once per process).
 `rollback` undoes the newest committed, not undone, non-rollback transaction; `--to T` every
 such one after entry T (0: all) as one rollback; `--redo` undoes the newest committed, not
 undone rollback that undid a non-rollback transaction (a redo is not itself redoable; it commits
-again every transaction that rollback undid). A rollback or redo whose distributions no longer
+again every transaction that rollback undid). `rollback` whose newest change was made outside
+venvtx is refused (exit 2, nothing changed); `--to T` that would not land in T's distributions
+(an outside change venvtx holds no copy of) is refused before acting (exit 2), and one with
+nothing to undo that is there already succeeds (exit 0). A rollback or redo whose distributions no longer
 are what the undone transactions left (drift) is refused before anything changes, exit 6; where
 pip rewrote the same version outside venvtx, refusing and proceeding are both accepted. A kill
 leaves exactly the before-state (the transaction rolled back, or never journaled) or the
@@ -477,10 +480,23 @@ class Model:
     def undoable(self, t):
         return t.state == "committed" and t.undone_by is None and t.kind != "rollback"
 
+    def installed_at(self, point):
+        """The distributions after entry `point` (0: before the first): every change since
+        replayed backwards from now."""
+        installed = dict(self.installed)
+        for t in reversed(self.txs):
+            if t.id > point and t.state in ("committed", "undone", "recorded"):
+                for name, before, _after in t.packages:
+                    installed.pop(name, None) if before is None else installed.__setitem__(name, before)
+        return installed
+
     def rollback_targets(self, op):
         """-> (rc when there is nothing to do or None, [transactions to undo, in order])."""
         if op[0] == "rollback":
             found = [t for t in reversed(self.txs) if self.undoable(t)][:1]
+            since = found[0].id if found else 0
+            if any(t.kind == "outside" and t.id > since for t in self.txs):
+                return 2, []  # the newest change is pip's: refused, naming it
         elif op[0] == "redo":  # a redo is not itself redoable
             found = [t for t in reversed(self.txs)
                      if t.state == "committed" and t.undone_by is None and t.kind == "rollback"
@@ -489,6 +505,14 @@ class Model:
             if op[1] != 0 and not any(t.id == op[1] for t in self.txs):
                 return 2, []
             found = [t for t in reversed(self.txs) if t.id > op[1] and self.undoable(t)]
+            predicted = dict(self.installed)
+            for t in found:  # newest first: the oldest one's before-version stays
+                for name, before, _after in t.packages:
+                    predicted.pop(name, None) if before is None else predicted.__setitem__(name, before)
+            if predicted != self.installed_at(op[1]):
+                return 2, []  # it would not land in N's state: refused before acting
+            if not found:
+                return 0, []  # already there
         return (2 if not found else None), found
 
 

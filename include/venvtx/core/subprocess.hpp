@@ -5,6 +5,7 @@
 #include "venvtx/core/mutation_trap.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
@@ -51,7 +52,7 @@ int forwarded_interrupt();
 void spawn_detached(const std::vector<std::string>& argv);
 
 // Whether `name` can be executed as execvp would find it (a path, or a name on $PATH).
-bool find_program(const std::string& name);
+bool find_program(const std::string& name, const char* path = std::getenv("PATH"));
 
 // Throws Error when no process can be made (pipe, fork); a program that cannot be executed
 // shows as exit code 127, as in a shell.

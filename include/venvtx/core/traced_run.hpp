@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,10 +25,11 @@ struct TracedRun {
     double duration_s = 0;
 };
 
-// `argv[0]` is found on $PATH. `interval`: how often the maps are sampled while it runs.
+// `env`: set (or, with an empty optional, unset) in the command's environment; `argv[0]` is
+// found on its PATH. `interval`: how often the maps are sampled while it runs.
 // SIGINT and SIGQUIT reach the command from the terminal; SIGTERM and SIGHUP sent to venvtx are
 // passed on to it. Throws Error when no process can be made.
-TracedRun run_traced(const std::vector<std::string>& argv, const std::filesystem::path& under,
-                     std::chrono::milliseconds interval);
+TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::string, std::optional<std::string>>& env,
+                     const std::filesystem::path& under, std::chrono::milliseconds interval);
 
 } // namespace venvtx

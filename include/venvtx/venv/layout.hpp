@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@ struct VenvLayout {
 
 // A venv-relative path as people read it: relative to site-packages when inside it.
 std::string display_path(const VenvLayout& layout, const std::string& rel);
+
+// What `activate` sets, for a command run in the venv: VIRTUAL_ENV, its bin/ first on PATH,
+// no PYTHONHOME (set, or with an empty optional unset, on top of venvtx's environment).
+std::map<std::string, std::optional<std::string>> activated_environment(const VenvLayout& layout);
 
 // --venv, else $VIRTUAL_ENV, else ./.venv. Throws a usage Error when none is a venv. `store`:
 // --store, when given (see read_layout).
