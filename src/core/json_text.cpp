@@ -115,4 +115,8 @@ std::string stored_json_text(const nlohmann::json& value) {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string valid_utf8(const std::string& bytes) {
+    return nlohmann::json::parse(stored_json_text(bytes)).get<std::string>();
+}
+
 } // namespace venvtx

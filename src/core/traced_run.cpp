@@ -135,14 +135,15 @@ private:
     std::thread m_sampler;
 };
 
-// The ptrace loop: returns the first process's exit code once every traced process is gone.
+// The ptrace loop: returns the first process's wait status once every traced process is gone
+// (-1 if it was never seen to end).
 int follow(pid_t root, Collector& collector) {
     long options = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                    PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
     ::ptrace(PTRACE_SETOPTIONS, root, nullptr, reinterpret_cast<void*>(options));
     ::ptrace(PTRACE_CONT, root, nullptr, nullptr);
     std::set<pid_t> fresh; // attached by a fork or clone: their first SIGSTOP is ptrace's, not a signal
-    int code = -1;
+    int ended = -1;
     for (;;) {
         int status = 0;
         pid_t pid = ::waitpid(-1, &status, __WALL);
@@ -150,12 +151,12 @@ int follow(pid_t root, Collector& collector) {
             if (errno == EINTR) {
                 continue;
             }
-            return code; // ECHILD: nothing left
+            return ended; // ECHILD: nothing left
         }
         if (WIFEXITED(status) || WIFSIGNALED(status)) {
             collector.gone(pid);
             if (pid == root) {
-                code = exit_code_of(status);
+                ended = status;
             }
             continue;
         }
@@ -244,12 +245,15 @@ TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::s
         if (run.traced) {
             int status = 0;
             ::waitpid(pid, &status, __WALL); // its own SIGSTOP
-            run.exit_code = follow(pid, collector);
+            status = follow(pid, collector);
+            run.exit_code = exit_code_of(status);
+            run.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         } else {
             int status = 0;
             while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
             run.exit_code = exit_code_of(status);
+            run.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         }
         run.mapped = collector.mapped();
         run.processes = collector.processes();

@@ -123,6 +123,9 @@ int exec_tracked(const Context& context, const ExecOptions& options) {
     } catch (const Error& error) { // the command's status stays the answer; the record is what is lost
         std::cerr << "venvtx: the run was not recorded: " << error.what() << std::endl;
     }
+    if (run.signal != 0) {
+        end_by_signal(run.signal); // a job killed by a signal ends venvtx the same way
+    }
     return run.exit_code;
 }
 

@@ -3,6 +3,7 @@
 
 #include "venvtx/core/file_text.hpp"
 #include "venvtx/core/inode_key.hpp"
+#include "venvtx/core/json_text.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/store/venv_facts.hpp"
@@ -98,7 +99,9 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
             }
         }
         Distribution read = read_installed(one.dir, layout.root);
-        DistState dist{read.name, read.normalized, read.version, one.rel, read.installer, ""};
+        // Any bytes (pip's tests write INSTALLER b"\xc0\xff\xee"): a state is always JSON.
+        DistState dist{valid_utf8(read.name), valid_utf8(read.normalized), valid_utf8(read.version),
+                       valid_utf8(one.rel), valid_utf8(read.installer), ""};
         if (auto text = read_file_text(one.dir.dist_info / "RECORD")) {
             dist.record = sha256_hex(*text);
             if (!has_record_text(db, dist.record)) {

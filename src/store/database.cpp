@@ -4,6 +4,7 @@
 #include "venvtx/core/clock.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/store/migrations.hpp"
+#include "venvtx/store/pinned_vfs.hpp"
 
 #include <cctype>
 #include <cstring>
@@ -107,19 +108,27 @@ std::optional<std::int64_t> Statement::optional_integer(int column) const {
 bool Statement::is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
 
 Database::Database(const std::filesystem::path& path) {
-    if (::faccessat(AT_FDCWD, path.c_str(), F_OK, AT_EACCESS) == 0 &&
-        ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
-        open_read_only(path);
+    open(path.string(), path, nullptr);
+}
+
+Database::Database(UniqueFd directory, const std::string& name, const std::filesystem::path& shown)
+    : m_directory(std::move(directory)) {
+    open("/proc/self/fd/" + std::to_string(m_directory.get()) + "/" + name, shown, pinned_vfs());
+}
+
+void Database::open(const std::string& file, const std::filesystem::path& shown, const char* vfs) {
+    if (::faccessat(AT_FDCWD, file.c_str(), F_OK, AT_EACCESS) == 0 &&
+        ::faccessat(AT_FDCWD, file.c_str(), W_OK, AT_EACCESS) != 0) {
+        open_read_only(file, shown, vfs);
         return;
     }
     // NOMUTEX: a connection is only ever used by the thread that opened it; SQLite's own
     // per-call locking was an eighth of a long `log`.
-    if (sqlite3_open_v2(path.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        nullptr) !=
+    if (sqlite3_open_v2(file.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, vfs) !=
         SQLITE_OK) {
         std::string message = m_db ? sqlite3_errmsg(m_db) : "out of memory";
         sqlite3_close(m_db);
-        throw Error(ExitCode::internal, "cannot open store index " + path.string() + ": " + message);
+        throw Error(ExitCode::internal, "cannot open store index " + shown.string() + ": " + message);
     }
     sqlite3_busy_timeout(m_db, 10000);
     // Switching a new index to WAL takes a lock the busy handler does not wait for: a second
@@ -137,26 +146,27 @@ Database::Database(const std::filesystem::path& path) {
 // Another user's store (root's, read by a user): WAL readers need the -shm file, which only
 // a writable directory lets them create; without one, the index is read as it is on disk
 // (immutable), which is every committed transaction once the last writer has closed it.
-void Database::open_read_only(const std::filesystem::path& path) {
+void Database::open_read_only(const std::string& file, const std::filesystem::path& shown, const char* vfs) {
     std::string uri = "file:";
-    for (unsigned char c : path.string()) {
+    for (unsigned char c : file) {
         static const char* k_hex = "0123456789ABCDEF";
         bool plain = std::isalnum(c) || std::strchr("/-._~", c) != nullptr;
         uri += plain ? std::string(1, static_cast<char>(c)) : std::string{'%', k_hex[c >> 4], k_hex[c & 15]};
     }
-    std::filesystem::path shm = path.string() + "-shm";
+    std::string shm = file + "-shm";
+    std::string dir = file.substr(0, file.rfind('/'));
     bool shm_readable = ::faccessat(AT_FDCWD, shm.c_str(), R_OK, AT_EACCESS) == 0;
-    bool dir_writable = ::faccessat(AT_FDCWD, path.parent_path().c_str(), W_OK, AT_EACCESS) == 0;
+    bool dir_writable = ::faccessat(AT_FDCWD, dir.c_str(), W_OK, AT_EACCESS) == 0;
     uri += shm_readable || dir_writable ? "?mode=ro" : "?mode=ro&immutable=1";
-    if (sqlite3_open_v2(uri.c_str(), &m_db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) !=
+    if (sqlite3_open_v2(uri.c_str(), &m_db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, vfs) !=
         SQLITE_OK) {
         std::string message = m_db ? sqlite3_errmsg(m_db) : "out of memory";
         sqlite3_close(m_db);
-        throw Error(ExitCode::internal, "cannot open store index " + path.string() + " (read-only): " + message);
+        throw Error(ExitCode::internal, "cannot open store index " + shown.string() + " (read-only): " + message);
     }
     sqlite3_busy_timeout(m_db, 10000);
     if (schema_version() < static_cast<int>(k_migrations.back().version)) {
-        throw Error(ExitCode::locked, "the store index " + path.string() +
+        throw Error(ExitCode::locked, "the store index " + shown.string() +
                                           " is from an older venvtx and read-only for this user: any venvtx "
                                           "command run by its owner upgrades it");
     }

@@ -1,6 +1,7 @@
 // Store: opening the index and object directories of a venv's store.
 #include "venvtx/store/store.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 
@@ -35,13 +36,17 @@ void refuse_lost_index(const stdfs::path& root) {
     }
 }
 
+// The store's directory is opened as every path venvtx changes is (beneath its root, no symlink
+// followed), and SQLite reaches the index through that very descriptor.
 std::unique_ptr<Database> open_index(const stdfs::path& root, bool create) {
     refuse_lost_index(root);
     if (create) {
         Fs::instance().mkdirs(root / "objects");
         Fs::instance().mkdirs(root / "staging");
     }
-    return std::make_unique<Database>(root / "index.sqlite");
+    UniqueFd directory = Confinement::instance().open_dir(root);
+    Fs::instance().hook("index_open");
+    return std::make_unique<Database>(std::move(directory), "index.sqlite", root / "index.sqlite");
 }
 
 } // namespace

@@ -103,6 +103,16 @@ class TheIncident(HistoryCase):
         mapped = {d["name"] for d in shown["details"]["dists"]}
         self.assertTrue({"torch", "nvidia-cudnn-cu13", "nvidia-nccl-cu13"} <= mapped, shown["details"])
 
+    def test_a_job_killed_by_a_signal_ends_exec_the_same_way(self):
+        # issue 41: -11 as without venvtx (a shell says "Segmentation fault"), not an exit of 139
+        job = ["sh", "-c", "kill -SEGV $$"]
+        self.assertEqual(subprocess.run(job).returncode, -11)
+        run = subprocess.run([VENVTX, "--venv", self.venv, "exec", "--", *job], capture_output=True, text=True,
+                             env=self.env)
+        self.assertEqual(run.returncode, -11, run.stderr)
+        proc, shown = self.venvtx_json("show")
+        self.assertEqual((shown["kind"], shown["details"]["exit_status"]), ("exec", 139), shown["details"])
+
 
 class States(HistoryCase):
     def test_returning_to_a_state_gives_its_id(self):

@@ -174,6 +174,22 @@ class AnyBytes(VenvTestCase):
                 self.assertEqual(before, full_tree_hash(self.venv))
                 self.assertEqual(self.venvtx_json("log")[0].returncode, 0)
 
+    def test_an_installer_that_is_not_utf8_blocks_nothing(self):
+        # pip's test_uninstall parametrises INSTALLER b"\xc0\xff\xee": it is data, never a crash
+        dist_info = [d for d in os.listdir(self.site) if d.startswith("sglang-") and d.endswith(".dist-info")][0]
+        with open(os.path.join(self.site, dist_info, "INSTALLER"), "wb") as f:
+            f.write(b"\xc0\xff\xee\n")
+        before = tree_hash(self.venv)
+        for name in ("flash-attn", "sglang"):  # an unrelated package, then the one itself
+            proc = self.venvtx("remove", name)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        for args in (["log"], ["--json", "log"], ["status"], ["freeze"]):
+            proc = self.venvtx(*args)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        for _ in range(2):
+            self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertEqual(tree_hash(self.venv), before)
+
     def test_a_file_name_that_is_not_utf8_round_trips_through_show_json(self):
         name = b"caf\xe9.txt"
         site = os.fsencode(self.site)
@@ -784,6 +800,28 @@ class WholeSecondTimestamps(VenvTestCase):
             self.skipTest("never within one second: %s" % tx)
         rel = os.path.relpath(late, "venv")
         self.assertIn({"path": rel, "change": "added"}, tx.get("changed_outside", []), tx)
+
+
+class PinnedIndex(VenvTestCase):
+    """Issue 41: the index is opened through the store directory venvtx opened and checked, never
+    by a path the venv's owner could swap meanwhile. At that very window (VENVTX_HOOK) the store
+    is swapped for a symlink to a directory venvtx must not write in."""
+
+    def test_a_store_swapped_for_a_symlink_as_the_index_opens_is_not_followed(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        store = os.path.join(self.venv, ".venvtx")
+        secret = os.path.join(self.tmp, "root-only")
+        os.mkdir(secret, 0o700)
+        swap = "mv {s} {s}.real && ln -s {t} {s}".format(s=store, t=secret)
+        proc = self.venvtx("stamp", env=dict(self.env, VENVTX_HOOK="index_open:" + swap))
+        self.assertEqual(os.listdir(secret), [], "venvtx followed the swapped path: " + proc.stdout + proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertTrue(proc.returncode == 0 or proc.stderr.count("\n") == 1, proc.stderr)
+        db = sqlite3.connect(os.path.join(store + ".real", "index.sqlite"))
+        try:  # the index read and written was the real store's
+            self.assertGreaterEqual(db.execute("SELECT count(*) FROM transactions").fetchone()[0], 1)
+        finally:
+            db.close()
 
 
 FLIPPER = r'''

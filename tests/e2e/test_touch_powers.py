@@ -1,7 +1,7 @@
 """Issue 41: the touch capture never acts for a watched command with venvtx's own powers. Each
 command runs twice, under `venvtx run --preview never --capture touch` and without venvtx, and
 must get the same errnos and leave the same bytes: a Landlock sandbox, another user's rights
-(setpriv), openat2 RESOLVE_IN_ROOT from a project directory and from inside the venv, and the
+(setpriv), a user namespace, openat2 RESOLVE_IN_ROOT from a project directory and from inside the venv, and the
 shell's own descriptors (`/dev/stdout`, `/dev/fd/N`, process substitution)."""
 import os
 import shutil
@@ -63,13 +63,15 @@ class OwnPowers(VenvTestCase):
             with open(os.path.join(self.outside, name), "w") as f:
                 f.write("kept\n")
 
-    def twice(self, argv, cwd=None, stdout_file=None):
+    def twice(self, argv, cwd=None, stdout_file=None, prepare=None):
         """(without venvtx, with venvtx): each run's output, exit code and the outside tree after
         it, on a fresh outside tree; with venvtx the venv must be as before once rolled back.
         `stdout_file`: venvtx's own stdout goes to a file (which a misread /dev/stdout reaches)."""
         results = []
         for watched in (False, True):
             self.lay_outside()
+            if prepare:
+                prepare()
             before = tree_hash(self.venv)
             prefix = [VENVTX, "--venv", self.venv, "run", "--preview",
                       "never", "--capture", "touch", "--"] if watched else []
@@ -107,6 +109,23 @@ class OwnPowers(VenvTestCase):
         results = self.twice(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-c",
                               script, os.path.join(self.outside, "victim.txt")])
         self.assertEqual(results[0][0], "13\n")
+        self.assertSame(results)
+
+    def test_a_user_namespace_keeps_its_limits(self):
+        # ns root is real root, and nobody's file is not its to remove (nobody is not mapped)
+        if os.geteuid() != 0 or subprocess.run(["unshare", "-U", "--map-root-user", "true"]).returncode != 0:
+            self.skipTest("needs root and user namespaces")
+        victim = os.path.join(self.outside, "proj", "notes.txt")
+
+        def owned_by_nobody():
+            for path in (os.path.dirname(victim), victim):
+                os.chown(path, 65534, 65534)
+            os.chmod(victim, 0o600)
+
+        script = "import os, sys\ntry:\n    os.unlink(sys.argv[1]); print('done')\nexcept OSError as e:\n    print(e.errno)\n"
+        results = self.twice(["unshare", "-U", "--map-root-user", sys.executable, "-c", script, victim],
+                             prepare=owned_by_nobody)
+        self.assertIn(results[0][0], ("13\n", "1\n"))
         self.assertSame(results)
 
     def test_resolve_in_root_from_a_project_directory(self):

@@ -17,4 +17,8 @@ std::string json_text(const nlohmann::json& value, int indent = 2);
 // are not UTF-8 become U+FFFD, so a stored document always parses again.
 std::string stored_json_text(const nlohmann::json& value);
 
+// `bytes` with each byte that is not part of valid UTF-8 replaced by U+FFFD: for text that is
+// only informational and must always serialize (a distribution's INSTALLER, name, version).
+std::string valid_utf8(const std::string& bytes);
+
 } // namespace venvtx

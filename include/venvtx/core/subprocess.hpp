@@ -54,6 +54,11 @@ void spawn_detached(const std::vector<std::string>& argv);
 // Whether `name` can be executed as execvp would find it (a path, or a name on $PATH).
 bool find_program(const std::string& name, const char* path = std::getenv("PATH"));
 
+// Ends venvtx by `signal`, as the command it ran was ended (a shell then says "Segmentation
+// fault", Python sees -11), without a core file of venvtx's own. Returns only for a signal
+// whose default is not to end a process.
+void end_by_signal(int signal);
+
 // Throws Error when no process can be made (pipe, fork); a program that cannot be executed
 // shows as exit code 127, as in a shell.
 SubprocessResult run_subprocess(const SubprocessSpec& spec);

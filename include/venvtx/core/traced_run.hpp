@@ -19,6 +19,7 @@ namespace venvtx {
 
 struct TracedRun {
     int exit_code = -1;  // the command's exit status, or 128+signal when a signal ended it
+    int signal = 0;      // the signal that ended it, if one did
     bool traced = false; // false: ptrace was refused, the maps were sampled only
     std::set<std::string> mapped;  // absolute paths under the directory asked for
     std::size_t processes = 0;     // processes seen (threads aside)

@@ -2,6 +2,8 @@
 // and the schema migrations (migrations/NNNN_*.sql, compiled into the binary).
 #pragma once
 
+#include "venvtx/core/unique_fd.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -46,6 +48,10 @@ public:
     // Opens (creating if needed) with WAL and synchronous=FULL, then applies migrations; an
     // index this user cannot write is opened read-only, as it is.
     explicit Database(const std::filesystem::path& path);
+    // The same for `name` in `directory`, a directory the caller opened and checked: SQLite
+    // reaches it (and its -wal and -shm) through /proc/self/fd, never by a path someone could
+    // swap meanwhile (store/pinned_vfs). `shown`: the path messages name.
+    Database(UniqueFd directory, const std::string& name, const std::filesystem::path& shown);
     ~Database();
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
@@ -57,8 +63,10 @@ public:
     bool read_only() const { return m_read_only; }
 
 private:
+    void open(const std::string& file, const std::filesystem::path& shown, const char* vfs);
     void migrate();
-    void open_read_only(const std::filesystem::path& path);
+    void open_read_only(const std::string& file, const std::filesystem::path& shown, const char* vfs);
+    UniqueFd m_directory;  // what a pinned file name goes through
     sqlite3* m_db = nullptr;
     bool m_read_only = false;
 };
