@@ -43,7 +43,7 @@ Command register_install(CLI::App& parent) {
                                        installer_command(context.layout, installer_from(flags->installer), flags->specs,
                                                          global.passthrough),
                                        flags->capture.copy, capture_mode_from(flags->capture.capture), flags->specs,
-                                       flags->mutation.resolve(saved)};
+                                       flags->mutation.resolve(saved, context.layout)};
                 flags->preview.apply_to(options.mutation, saved);
                 return finish(out, run_command_transaction(context, options));
             }};

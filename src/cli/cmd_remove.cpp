@@ -44,7 +44,7 @@ Command register_remove(CLI::App& parent) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
                 SavedDefaults saved = saved_defaults(context);
-                RemoveOptions options{flags->patterns, flags->mutation.resolve(saved), flags->keep_going, flags->jobs,
+                RemoveOptions options{flags->patterns, flags->mutation.resolve(saved, context.layout), flags->keep_going, flags->jobs,
                                       flags->no_system_fallback, flags->strict};
                 flags->preview.apply_to(options.mutation, saved);
                 return finish(out, remove_distributions(context, options));

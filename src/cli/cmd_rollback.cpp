@@ -39,7 +39,7 @@ Command register_rollback(CLI::App& parent) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
                 SavedDefaults saved = saved_defaults(context);
-                RollbackOptions options{flags->tx, flags->to, flags->redo, flags->mutation.resolve(saved)};
+                RollbackOptions options{flags->tx, flags->to, flags->redo, flags->mutation.resolve(saved, context.layout)};
                 flags->preview.apply_to(options.mutation, saved);
                 return finish(out, rollback(context, options));
             }};

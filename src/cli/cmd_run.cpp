@@ -32,7 +32,7 @@ Command register_run(CLI::App& parent) {
                 Context context = make_context(global, out);
                 SavedDefaults saved = saved_defaults(context);
                 CommandOptions options{"run", global.passthrough, flags->capture.copy, capture_mode_from(flags->capture.capture), {},
-                                       flags->mutation.resolve(saved)};
+                                       flags->mutation.resolve(saved, context.layout)};
                 flags->preview.apply_to(options.mutation, saved);
                 return finish(out, run_command_transaction(context, options));
             }};

@@ -49,6 +49,10 @@ Command register_status(CLI::App& parent) {
                 std::string text;
                 if (!report.last_state) {
                     text = "no state recorded yet: state now " + short_state_id(report.now.id);
+                } else if (!changed && !flags->files) { // the dist-infos were compared, not the files
+                    text = "no distribution changed since " + report.last_recorded_at.value_or("the last command") +
+                           ": state " + short_state_id(report.now.id) +
+                           " (file contents not checked: `venvtx status --files`, `venvtx verify`)";
                 } else if (!changed) {
                     text = "unchanged since " + report.last_recorded_at.value_or("the last command") + ": state " +
                            short_state_id(report.now.id);

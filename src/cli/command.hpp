@@ -69,7 +69,9 @@ struct MutationFlags {
     std::optional<double> wait;
 
     void add_to(CLI::App& app, const MutationHelp& help);
-    MutationOptions resolve(const SavedDefaults& saved) const;
+    // The flags over the saved defaults; a probe that does not compile in `layout`'s
+    // interpreter is refused here, before anything runs.
+    MutationOptions resolve(const SavedDefaults& saved, const VenvLayout& layout) const;
 };
 
 // --preview and --probe-live, shared by remove, install, run and rollback.

@@ -3,6 +3,7 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/progress.hpp"
+#include "venvtx/probe/probe_syntax.hpp"
 #include "venvtx/report/transaction_text.hpp"
 #include "venvtx/txn/preview.hpp"
 
@@ -118,9 +119,10 @@ void MutationFlags::add_to(CLI::App& app, const MutationHelp& help) {
         ->check(k_wait);
 }
 
-MutationOptions MutationFlags::resolve(const SavedDefaults& saved) const {
+MutationOptions MutationFlags::resolve(const SavedDefaults& saved, const VenvLayout& layout) const {
     MutationOptions options;
     options.probe.code = no_probe ? std::vector<std::string>{} : probe.empty() ? saved.probe : probe;
+    check_probe_syntax(layout, options.probe.code);
     options.probe.timeout_s = probe_timeout.value_or(saved.probe_timeout.value_or(300));
     options.probe.gpus = parse_gpu_expectation(gpus.value_or(saved.gpus.value_or("auto")));
     options.no_baseline = no_baseline;

@@ -4,6 +4,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/ops/history_session.hpp"
 #include "venvtx/probe/probe.hpp"
+#include "venvtx/probe/probe_syntax.hpp"
 #include "venvtx/store/retention.hpp"
 #include "venvtx/store/settings.hpp"
 #include "venvtx/txn/preview.hpp"
@@ -246,6 +247,9 @@ void configure(const Context& context, const ConfigRequest& request) {
     }
     if (!request.unset) {
         check_values(key, request.values);
+        if (key.name == std::string("probe")) {
+            check_probe_syntax(context.layout, request.values);
+        }
     }
     HistorySession session(context, true);
     Database& db = session.store().db();

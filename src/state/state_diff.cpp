@@ -80,7 +80,7 @@ void add_file_flags(std::vector<FileFlag>& flags, const DistChange& change, Reco
         if (found == after.end()) {
             flags.push_back({'-', path, change.name});
         } else if (found->second->hash != entry->hash || found->second->size != entry->size) {
-            flags.push_back({'c', path, change.name});
+            flags.push_back({'M', path, change.name});
         }
     }
     for (const auto& [path, entry] : after) {

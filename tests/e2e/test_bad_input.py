@@ -164,6 +164,22 @@ class BadInput(VenvTestCase):
         self.assertTrue(os.path.exists(os.path.join(outside, "victim.py")))
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_a_probe_that_is_not_python_is_refused_before_anything_runs(self):
+        # issue 40: a typo in the probe is the probe's fault, said at once, never "the venv fails it"
+        tree = tree_hash(self.venv)
+        for args in (["remove", "flash-attn", "--probe", "import torch)"],
+                     ["remove", "flash-attn", "--probe", "pass", "--probe", "if True print(1)"],
+                     ["config", "probe", "import (("]):
+            proc = self.venvtx(*args)
+            self.assertOneLineError(proc, 2)
+            self.assertIn("the probe is not valid Python: probe %d: SyntaxError" % (2 if "pass" in args else 1),
+                          proc.stderr)
+        self.assertEqual(tree_hash(self.venv), tree)
+        self.assertIn("probe = (not set)", self.venvtx("config").stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx", "objects")) and
+                         self.store_index().execute("SELECT count(*) FROM transactions WHERE kind = 'remove'")
+                         .fetchone()[0] > 0)
+
     def test_hanging_probe_is_killed_and_restored(self):
         before = tree_hash(self.venv)
         started = time.monotonic()

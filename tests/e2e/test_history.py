@@ -153,6 +153,7 @@ class States(HistoryCase):
         flags = {(f["flag"], f["path"]) for f in diff["files"]}
         self.assertIn(("-", "sglang/__init__.py"), flags)
         self.assertIn(("+", "torch-2.12.0.dist-info/METADATA"), flags)
+        self.assertIn(("M", "torch/version.py"), flags)  # the same path with other bytes: the schema's M
         # The outside change was recorded by `diff` itself, once: 1^ .. 2 is the same diff.
         proc, again = self.venvtx_json("diff", "1", "2")
         self.assertEqual(again["dists"], diff["dists"])
@@ -180,6 +181,11 @@ class States(HistoryCase):
                                  ("untracked", os.path.join(site, "stray.py"))})
         text = self.venvtx("status", "--files").stdout
         self.assertIn("content: %s/sglang/__init__.py (sglang)" % site, text)
+        # Without --files no file was read: never "unchanged" after an edit in place.
+        text = self.venvtx("status").stdout
+        self.assertNotIn("unchanged", text)
+        self.assertIn("no distribution changed since", text)
+        self.assertIn("file contents not checked: `venvtx status --files`", text)
 
     def test_a_settled_venv_is_still_checked_after_a_change(self):
         self.assertEqual(self.venvtx("stamp").returncode, 0)

@@ -231,7 +231,7 @@ def listing_diff(one, other):
 
 
 def file_flags(one, other):
-    """[(flag, RECORD path)] of the distributions that differ: + added, - removed, c changed."""
+    """[(flag, RECORD path)] of the distributions that differ: + added, - removed, M changed."""
     flags = []
     a, b = listing_key(one), listing_key(other)
     for name in set(a) | set(b):
@@ -241,7 +241,7 @@ def file_flags(one, other):
         after = other[name][4] if name in other else {}
         flags += [("-", p) for p in before if p not in after]
         flags += [("+", p) for p in after if p not in before]
-        flags += [("c", p) for p in before if p in after and before[p] != after[p]]
+        flags += [("M", p) for p in before if p in after and before[p] != after[p]]
     return sorted(flags)
 
 
