@@ -130,12 +130,12 @@ std::optional<std::filesystem::path> resolve_for(pid_t pid, const CallerPath& pa
             continue;
         }
         auto target = link_text(next);
-        if (++links > k_max_links || !target || names_no_file(*target)) {
+        // A descriptor's (or cwd's) magic link says where its file lies as venvtx sees it.
+        bool magic = next.compare(0, root->size() + 6, *root + "/proc/") == 0;
+        if (++links > k_max_links || !target || (magic && names_no_file(*target))) {
             return std::nullopt;
         }
         if (target->front() == '/') {
-            // A descriptor's (or cwd's) magic link says where its file lies as venvtx sees it.
-            bool magic = next.compare(0, root->size() + 6, *root + "/proc/") == 0;
             current = magic ? std::string() : floor;
         }
         push_front_parts(parts, *target);
