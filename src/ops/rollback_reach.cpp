@@ -171,7 +171,8 @@ std::string refuse_unreachable(Store& store, const VenvState& now, std::int64_t 
         return "";
     }
     std::string text = "it would leave " + what;
-    std::string cause = entries_text(outside_entries_after(store, to));
+    auto outside = outside_entries_after(store, to);
+    std::string cause = entries_text(outside);
     if (!cause.empty()) {
         text += ", as " + cause + " and venvtx holds no copy of that";
     }
@@ -183,7 +184,7 @@ std::string refuse_unreachable(Store& store, const VenvState& now, std::int64_t 
                     "; nothing was changed. To reach it: " +
                     (undo.empty() ? "" : "`venvtx rollback --to " + std::to_string(to) + " --force`, then ") +
                     repair_commands(differ),
-                {{"to", to}, {"outside", ids_json(outside_entries_after(store, to))}});
+                {{"to", to}, {"outside", ids_json(outside)}});
 }
 
 } // namespace venvtx
