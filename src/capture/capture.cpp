@@ -8,6 +8,7 @@
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/store/entry_order.hpp"
+#include "venvtx/store/holds.hpp"
 
 #include <algorithm>
 #include <set>
@@ -74,11 +75,12 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
         entry.progress = EntryProgress::captured;
         if (entry.before.type == NodeType::file) {
             bool deferred = hashing == CaptureHashing::deferred;
+            auto listed = hints.record_hashes.find(entry.path);
+            stdfs::path hold = listed == hints.record_hashes.end() ? stdfs::path() : hold_path(objects.root(), listed->second);
             InodeKey key = keep_private(staging / std::to_string(entry.id), entry.before.mode,
-                                        deferred && hints.uv_linked.count(entry.path) > 0);
+                                        deferred && hints.uv_linked.count(entry.path) > 0, hold);
             if (deferred) {
                 // RECORD's hash was taken for the planned size: a file that changed since is hashed.
-                auto listed = hints.record_hashes.find(entry.path);
                 bool fits = listed != hints.record_hashes.end() && static_cast<std::uint64_t>(key.size) == entry.before.size;
                 entry.before.size = static_cast<std::uint64_t>(key.size); // as staged
                 entry.before.mtime_ns = key.mtime_ns;

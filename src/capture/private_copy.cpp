@@ -9,10 +9,14 @@
 
 namespace venvtx {
 
-InodeKey keep_private(const std::filesystem::path& staged, std::optional<mode_t> mode, bool may_share) {
+InodeKey keep_private(const std::filesystem::path& staged, std::optional<mode_t> mode, bool may_share,
+                      const std::filesystem::path& hold) {
     struct stat st {};
     bool found = Confinement::instance().stat_node(staged, st);
-    if (found && st.st_nlink > 1 && !may_share) {
+    struct stat held {};
+    bool is_held = found && st.st_nlink == 2 && !hold.empty() && Confinement::instance().stat_node(hold, held) &&
+                   held.st_ino == st.st_ino && held.st_dev == st.st_dev;
+    if (found && st.st_nlink > 1 && !may_share && !is_held) {
         std::filesystem::path copy = staged.string() + ".private";
         Fs::instance().copy_file(staged, copy, mode.value_or(st.st_mode & 07777));
         Fs::instance().rename(copy, staged);

@@ -7,6 +7,7 @@
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/sha256.hpp"
+#include "venvtx/store/holds.hpp"
 #include "venvtx/store/object_keys.hpp"
 #include "venvtx/store/pending_captures.hpp"
 
@@ -96,7 +97,7 @@ std::vector<std::string> settle_pending(Store& store, std::int64_t tx) {
     // first, and the copy is what is checked against the content hash and stored.
     for (const auto& [path, source] : sources) {
         if (observe_node(source.staged).type == NodeType::file) {
-            keep_private(source.staged);
+            keep_private(source.staged, std::nullopt, false, hold_path(store.root(), source.row.content_hash));
         }
     }
     PendingCheck checked = check_pending(sources, true);

@@ -16,6 +16,22 @@ struct StatusFlags {
     bool exit_code = false;
 };
 
+// Whether a change made outside venvtx now could be rolled back, never more than is held.
+std::string held_text(const StatusReport& report) {
+    if (!report.holds_unavailable.empty()) {
+        return "not held: " + report.holds_unavailable + ", so a plain pip or uv change cannot be rolled back";
+    }
+    std::string text = "held: the files of " +
+                       (report.held_dists == static_cast<std::int64_t>(report.now.dists.size())
+                            ? "all " + std::to_string(report.held_dists)
+                            : std::to_string(report.held_dists) + " of " + std::to_string(report.now.dists.size())) +
+                       " distributions";
+    if (report.unheld_files > 0) {
+        text += ", but for " + std::to_string(report.unheld_files) + " file(s)";
+    }
+    return text + " (a plain pip or uv change to them can be rolled back)";
+}
+
 } // namespace
 
 Command register_status(CLI::App& parent) {
@@ -37,6 +53,12 @@ Command register_status(CLI::App& parent) {
                                                           false);
                     json["changed"] = changed;
                     json["last_recorded_at"] = report.last_recorded_at ? nlohmann::json(*report.last_recorded_at) : nlohmann::json();
+                    json["held"] = {{"dists", report.held_dists},
+                                    {"of", report.now.dists.size()},
+                                    {"unheld_files", report.unheld_files},
+                                    {"unavailable", report.holds_unavailable.empty()
+                                                        ? nlohmann::json()
+                                                        : nlohmann::json(report.holds_unavailable)}};
                     if (flags->files || flags->untracked) {
                         json["files"] = nlohmann::json::array();
                         for (const auto& file : report.files) {
@@ -63,6 +85,7 @@ Command register_status(CLI::App& parent) {
                         text += "\n  " + line;
                     }
                 }
+                text += "\n" + held_text(report);
                 for (const auto& file : report.files) {
                     text += "\n  " + file.what + ": " + file.path + (file.dist.empty() ? "" : " (" + file.dist + ")");
                 }

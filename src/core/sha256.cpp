@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <exception>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <fcntl.h>
 #include <memory>
@@ -161,6 +162,33 @@ std::string record_hash_from_hex(const std::string& hex) {
         out += k_alphabet[(v >> 6) & 63];
     }
     return out;
+}
+
+std::string hex_from_record_hash(const std::string& record_hash) {
+    constexpr std::string_view k_prefix = "sha256=";
+    if (record_hash.size() != k_prefix.size() + 43 || record_hash.compare(0, k_prefix.size(), k_prefix) != 0) {
+        return "";
+    }
+    static const std::string_view k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::uint64_t bits = 0;
+    int count = 0;
+    std::string hex;
+    static const char* k_hex = "0123456789abcdef";
+    for (char c : record_hash.substr(k_prefix.size())) {
+        std::size_t value = k_alphabet.find(c);
+        if (value == std::string_view::npos) {
+            return "";
+        }
+        bits = (bits << 6) | value;
+        count += 6;
+        if (count >= 8) {
+            count -= 8;
+            unsigned byte = (bits >> count) & 0xff;
+            hex += k_hex[byte >> 4];
+            hex += k_hex[byte & 15];
+        }
+    }
+    return hex.size() == 64 ? hex : "";
 }
 
 } // namespace venvtx

@@ -4,8 +4,10 @@
 #include "venvtx/core/clock.hpp"
 #include "venvtx/ops/history_session.hpp"
 #include "venvtx/state/observe.hpp"
+#include "venvtx/state/state_holds.hpp"
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/state/venv_binding.hpp"
+#include "venvtx/store/holds.hpp"
 
 namespace venvtx {
 
@@ -23,6 +25,14 @@ StatusReport venv_status(const Context& context, bool files, bool untracked) {
     std::optional<VenvState> last = report.last_state ? load_state(store.db(), *report.last_state) : std::nullopt;
     if (last) {
         report.diff = diff_states(store.db(), *last, report.now, false, false);
+    }
+    report.holds_unavailable = holds_unavailable(context.layout, store);
+    Holds holds(store.db(), store.root());
+    for (const auto& dist : report.now.dists) {
+        if (auto unheld = dist.record.empty() ? std::nullopt : holds.unheld(dist.record)) {
+            ++report.held_dists;
+            report.unheld_files += *unheld;
+        }
     }
     if (files) {
         report.files = check_record_files(context.layout, store.db(), report.now);

@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/state/observe.hpp"
+#include "venvtx/state/state_holds.hpp"
 #include "venvtx/state/venv_binding.hpp"
 
 #include <chrono>
@@ -31,6 +32,7 @@ HistorySession::HistorySession(const Context& context, bool create, double wait_
     auto started = std::chrono::steady_clock::now();
     if (m_lock && m_store->history().unfinished().empty()) {
         m_check = check_state(context.layout, *m_store);
+        hold_state(context.layout, *m_store, m_check->now);
         m_recorded = true;
     } else {
         m_check = StateCheck{observe_state(context.layout, m_store->db()), std::nullopt};

@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/ops/drift.hpp"
+#include "venvtx/ops/held_return.hpp"
 #include "venvtx/ops/rollback_dry_run.hpp"
 #include "venvtx/ops/rollback_plan.hpp"
 #include "venvtx/ops/rollback_preview.hpp"
@@ -15,6 +16,7 @@
 #include "venvtx/txn/preview.hpp"
 #include "venvtx/upkeep/gc.hpp"
 
+#include <functional>
 #include <set>
 
 namespace venvtx {
@@ -200,6 +202,52 @@ void refuse_pruned(Store& store, const RollbackOptions& options, const std::vect
     }
 }
 
+// Runs a rollback's plan (`plan_for(live_probe)`): a probe runs in a preview of the rollback
+// where the system allows one, and the live venv sees only a rollback that passed it.
+Outcome run_rollback(const Context& context, const RollbackOptions& options, Store& store,
+                     const std::function<TransactionPlan(bool live_probe)>& plan_for) {
+    bool previewing = !options.mutation.probe.code.empty() && preview_skipped(options.mutation).empty();
+    TransactionPlan plan = plan_for(!options.mutation.probe.code.empty() && !previewing);
+    if (!previewing) {
+        return with_packages_from_states(store, run_transaction(context, options.mutation, store, std::move(plan)));
+    }
+    PreviewedChange change;
+    change.kind = "rollback";
+    change.prepare = [&](const PreviewArea& area) { fill_upper_layer(context, store, plan, area); };
+    change.in_view = [&] { return remove_in_view(context, plan); };
+    change.plan = [&](const PreviewResult& preview) { return preview.used ? plan : plan_for(true); };
+    change.apply_from_layer = false;
+    change.progress_label = "previewing the rollback";
+    return with_packages_from_states(store, run_previewed(context, options.mutation, store, change));
+}
+
+// A rollback that undoes a change made outside venvtx, from the files venvtx held of the state
+// it goes back to. --force leaves out a held file changed in place, and says so (exit 6).
+Outcome rollback_from_holds(const Context& context, const RollbackOptions& options, Store& store, HeldReturn& held) {
+    if (held.changes.empty()) {
+        context.out.verdict("the venv is as before " + held.label + " already: nothing to roll back");
+        return Outcome{};
+    }
+    if (options.mutation.dry_run) {
+        context.out.say("would undo " + held.label + ", from the files venvtx held:");
+        return held_return_dry_run(context, held);
+    }
+    context.out.say("undoing " + held.label + ", from the files venvtx held");
+    Outcome outcome = run_rollback(context, options, store, [&](bool) {
+        held.changed.clear();
+        return held_return_transaction(context, store, held, options.mutation.force);
+    });
+    if (!held.changed.empty() && outcome.tx && outcome.tx->state == TxState::committed) {
+        std::string note = "--force: left as they are, not as recorded: " + held.changed.front() +
+                           (held.changed.size() > 1 ? " and " + std::to_string(held.changed.size() - 1) + " more" : "") +
+                           " (changed in place since venvtx held them)";
+        context.out.say(note);
+        outcome.extra["not_at_target"] = note;
+        outcome.code = ExitCode::verify_failed;
+    }
+    return retain_after(context, store, std::move(outcome));
+}
+
 } // namespace
 
 Outcome rollback(const Context& context, const RollbackOptions& options) {
@@ -211,6 +259,9 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     }
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();
+    if (auto held = held_return_for(store, session.state_check().now, options); held && held->missing.empty()) {
+        return rollback_from_holds(context, options, store, *held);
+    }
     std::vector<TransactionRecord> undo = targets(store, options);
     refuse_pruned(store, options, undo);
     std::string short_of;
@@ -244,10 +295,7 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
     }
     std::string forced = refuse_drift(context, store, undo, options.mutation.force);
     context.out.say("undoing tx " + ids + (undo.size() > 1 ? " as one transaction" : ""));
-    // A probe runs in a preview of the rollback where the system allows one; the live venv sees
-    // only a rollback that passed it.
-    bool previewing = !options.mutation.probe.code.empty() && preview_skipped(options.mutation).empty();
-    auto plan_for = [&](bool live_probe) {
+    Outcome outcome = run_rollback(context, options, store, [&](bool live_probe) {
         TransactionPlan plan = undo.size() == 1
                                    ? inverse_of(context, store, undo.front(), live_probe, options.mutation.force)
                                    : combined_inverse(context, store, undo, *options.to, options.mutation.force);
@@ -256,21 +304,7 @@ Outcome rollback(const Context& context, const RollbackOptions& options) {
             (*plan.details)["forced"] = forced;
         }
         return plan;
-    };
-    TransactionPlan plan = plan_for(!options.mutation.probe.code.empty() && !previewing);
-    Outcome outcome;
-    if (previewing) {
-        PreviewedChange change;
-        change.kind = "rollback";
-        change.prepare = [&](const PreviewArea& area) { fill_upper_layer(context, store, plan, area); };
-        change.in_view = [&] { return remove_in_view(context, plan); };
-        change.plan = [&](const PreviewResult& preview) { return preview.used ? plan : plan_for(true); };
-        change.apply_from_layer = false;
-        change.progress_label = "previewing the rollback";
-        outcome = with_packages_from_states(store, run_previewed(context, options.mutation, store, change));
-    } else {
-        outcome = with_packages_from_states(store, run_transaction(context, options.mutation, store, std::move(plan)));
-    }
+    });
     if (options.to) {
         outcome = with_target_check(context, store, *options.to, std::move(outcome));
     }

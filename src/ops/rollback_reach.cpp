@@ -43,7 +43,7 @@ std::string repair_commands(const std::map<std::string, std::pair<std::string, s
 std::vector<TransactionRecord> outside_entries_after(Store& store, std::int64_t since) {
     std::vector<TransactionRecord> found;
     for (const auto& record : store.history().list(std::nullopt)) {
-        if (record.kind == "outside" && record.id > since) {
+        if (record.kind == "outside" && !record.undone_by && record.id > since) {
             found.push_back(record);
         }
     }

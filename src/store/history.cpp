@@ -185,7 +185,9 @@ void History::commit(std::int64_t id, std::optional<std::int64_t> undoes, const 
             .bind(2, *undoes)
             .run();
         // Undoing a rollback redoes what it had undone: those transactions are live again.
-        m_db.prepare("UPDATE transactions SET state = 'committed', undone_by = NULL WHERE undone_by = ?1 AND "
+        // (an outside entry it had undone is a record again, as it was)
+        m_db.prepare("UPDATE transactions SET state = CASE kind WHEN 'outside' THEN 'recorded' ELSE 'committed' END, "
+                     "undone_by = NULL WHERE undone_by = ?1 AND "
                      "(SELECT kind FROM transactions WHERE id = ?1) = 'rollback'")
             .bind(1, *undoes)
             .run();

@@ -4,6 +4,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/state/observe.hpp"
 #include "venvtx/state/state_check.hpp"
+#include "venvtx/state/state_holds.hpp"
 #include "venvtx/state/venv_binding.hpp"
 #include "venvtx/store/space_reserve.hpp"
 #include "venvtx/txn/recover.hpp"
@@ -15,16 +16,20 @@ MutationSession::MutationSession(const Context& context, std::optional<double> w
     m_store.require_writable();
     bind_store(m_store, context.layout);
     VenvLayout layout = context.layout;
-    Database& db = m_store.db();
-    m_store.history().observe_states_with([layout, &db]() -> std::optional<std::string> {
+    // Every state recorded holds its files (state/state_holds.hpp): at the start of the command,
+    // and at each transaction's start and end.
+    m_store.history().observe_states_with([layout, this]() -> std::optional<std::string> {
         try {
-            return observe_state(layout, db).id;
+            VenvState state = observe_state(layout, m_store.db());
+            hold_state(layout, m_store, state);
+            return state.id;
         } catch (const std::exception&) { // an unreadable dist-info, a damaged index: no state kept
             return std::nullopt;
         }
     });
     recover_before_mutating(context, m_store);
     m_check = check_state(context.layout, m_store);
+    hold_state(context.layout, m_store, m_check.now);
     keep_reserve(context.store_root);
 }
 

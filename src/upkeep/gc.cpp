@@ -7,6 +7,8 @@
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/preview/overlay_view.hpp"
+#include "venvtx/state/state_index.hpp"
+#include "venvtx/store/holds.hpp"
 #include "venvtx/store/doomed_objects.hpp"
 #include "venvtx/store/packs.hpp"
 #include "venvtx/store/pending_captures.hpp"
@@ -121,6 +123,7 @@ struct Collected {
     std::uint64_t object_bytes = 0;
     std::uint64_t other_bytes = 0;     // trash, staging of pruned transactions, stray files
     std::vector<std::string> left_pending;  // pending captures not hashed: their staged file changed
+    std::int64_t released_holds = 0;         // files held for states nothing reaches now
 };
 
 class Collector {
@@ -162,6 +165,9 @@ public:
             m_result.object_bytes += sizes[hex];
         }
         delete_doomed_objects(m_store);
+        if (point > 0 || full) {
+            release_holds(point, full);
+        }
         for (std::int64_t id : unhashed) { // the pending captures of a transaction just pruned
             if (id <= point && !full) {    // (a full gc removes every pruned staging below)
                 remove(m_store.objects().staging_dir(id), true);
@@ -203,6 +209,32 @@ private:
                 throw;
             }
         }
+    }
+
+    // The holds of states no entry after the prune point names (nor the venv's state now):
+    // nothing reaches those states any more.
+    void release_holds(std::int64_t point, bool full) {
+        Database& db = m_store.db();
+        std::set<std::string> states;
+        Statement query = db.prepare("SELECT state_before, state_after FROM transactions WHERE id > ?");
+        query.bind(1, point);
+        while (query.step()) {
+            for (int column : {0, 1}) {
+                if (auto state = query.optional_text(column)) {
+                    states.insert(*state);
+                }
+            }
+        }
+        if (auto last = m_store.history().last_state()) {
+            states.insert(*last);
+        }
+        std::set<std::string> records;
+        for (const auto& id : states) {
+            for (const auto& dist : load_state(db, id).value_or(VenvState{}).dists) {
+                records.insert(dist.record);
+            }
+        }
+        m_result.released_holds = Holds(db, m_store.root()).keep_only(records, full);
     }
 
     // trash/, staging of pruned or forgotten transactions, preview layers, and object files the
@@ -359,6 +391,10 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
     } else if (collected.other_bytes > 0) {
         context.out.say("removed " + human_bytes(collected.other_bytes) + " of trash, old staging and stray files");
     }
+    if (collected.released_holds > 0) {
+        context.out.say("let go of " + std::to_string(collected.released_holds) +
+                        " held file(s) of states nothing reaches now");
+    }
     context.out.say(describe_store(store));
     Outcome outcome;
     outcome.document_printed = context.out.json();
@@ -368,6 +404,7 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
                                             {"freed_objects", collected.objects.size()},
                                             {"freed_bytes", collected.object_bytes},
                                             {"other_bytes", collected.other_bytes + packing.freed_bytes},
+                                            {"released_holds", collected.released_holds},
                                             {"packed", {{"objects", packing.objects},
                                                         {"object_bytes", packing.object_bytes},
                                                         {"packs", packing.packs},

@@ -121,6 +121,31 @@ def tree_hash(root):
     return result
 
 
+def store_growth(venv, store=None):
+    """What the store costs on disk beyond the venv: st_blocks of each inode under the store that
+    the venv does not name too (a hold is a second name of a venv file: it costs nothing while the
+    venv keeps the file), without the index's own files and the reserve (room kept for recovery)."""
+    store = store or os.path.join(venv, ".venvtx")
+    in_venv = set()
+    for dirpath, dirnames, filenames in os.walk(venv):
+        if os.path.abspath(dirpath) == os.path.abspath(venv):
+            dirnames[:] = [d for d in dirnames if os.path.join(venv, d) != store]
+        for name in filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            in_venv.add((st.st_dev, st.st_ino))
+    total, seen = 0, set()
+    for dirpath, dirnames, filenames in os.walk(store):
+        for name in dirnames + filenames:
+            if dirpath == store and (name.startswith("index.sqlite") or name == "reserve"):
+                continue
+            st = os.lstat(os.path.join(dirpath, name))
+            key = (st.st_dev, st.st_ino)
+            if key not in in_venv and key not in seen:
+                seen.add(key)
+                total += st.st_blocks * 512
+    return total
+
+
 def tree_diff(before, after):
     lines = []
     for path in sorted(set(before) | set(after)):

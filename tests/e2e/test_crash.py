@@ -4,6 +4,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import unittest
 import zlib
 
@@ -173,6 +174,35 @@ class HistorySweep(SweepCase):
     def test_rollback_of_an_older_transaction_alone(self):
         template = self.prepare(*self.SETUP)
         self.sweep(template, ["rollback", "2"], 0, "committed", verify_after=True)
+
+
+class OutsideRollbackSweep(SweepCase):
+    """A rollback of a plain `pip uninstall`, from the files the stamp before it held (issue 38):
+    killed at every sixth step past the tenth (every step with VENVTX_FULL_SWEEPS=1), then I/O
+    errors injected; recovered, the venv is as pip left it or as before pip, never a third state."""
+    SAMPLE_EVERY = 6
+
+    def outside_removal(self):
+        template = self.prepare(["stamp"])
+        # pip from outside the venv (prepare() dropped the venv's own), as plain as a user's
+        pip = subprocess.run([sys.executable, "-m", "pip", "--python", os.path.join(template, "bin", "python"),
+                              "uninstall", "-q", "-y", "flash-attn", "nvidia-nccl-cu13"],
+                             capture_output=True, text=True, env=dict(self.env, PIP_CONFIG_FILE=os.devnull))
+        self.assertEqual(pip.returncode, 0, pip.stdout + pip.stderr)
+        return template
+
+    def template_has_history(self, template):
+        return False  # the newest entry of an untouched copy is the outside one (final_state: None)
+
+    def final_state(self):
+        state = super().final_state()
+        return None if state == "recorded" else state
+
+    def test_kills(self):
+        self.sweep(self.outside_removal(), ["rollback"], 0, "committed")
+
+    def test_enospc_and_eio(self):
+        InjectedIoErrors.fault_sweep(self, self.outside_removal(), ["rollback"], ("ENOSPC", "EIO:persist"), every=6)
 
 
 class CommandSweep(SweepCase):

@@ -16,7 +16,7 @@ import time
 import unittest
 
 import test_crash
-from support import VenvTestCase, pack_members, tree_hash
+from support import VenvTestCase, pack_members, store_growth, tree_hash
 
 KILLED = -9
 DAY = 86400
@@ -408,7 +408,7 @@ class Retention(GcCase):
         self.assertEqual(doc["store"], {"bytes": 0, "objects": 0})
         self.assertObjectsExactlyNeeded()
         self.assertEqual(self.object_files(), [])
-        usage = self.disk_usage(store)
+        usage = store_growth(self.venv)
         self.assertLess(usage, 1_000_000, "the store still uses %d bytes on disk" % usage)
         log = self.log()
         old = {t["id"]: t for t in history["log"]}

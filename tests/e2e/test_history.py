@@ -4,6 +4,7 @@ rollback of one older transaction, and a store bound to its venv. Real pip, real
 trees compared with the tests' own hashing."""
 import json
 import os
+import shutil
 import subprocess
 import time
 import unittest
@@ -25,6 +26,13 @@ class HistoryCase(VenvTestCase):
 
     def pip_install(self, *specs):
         self.pip("install", "-q", *self.wheel_args[1:], *specs)
+
+    def drop_holds(self):
+        """The store as one made before states held their files (or after gc dropped them)."""
+        shutil.rmtree(os.path.join(self.venv, ".venvtx", "holds"))
+        with self.store_index() as db:
+            db.execute("DELETE FROM holds")
+            db.execute("DELETE FROM held_dists")
 
     def log(self):
         proc, entries = self.venvtx_json("log")
@@ -273,34 +281,51 @@ class RollbackTo(HistoryCase):
         self.assertIn("tx 4 (install) changed", proc.stderr)
         self.assertTreeEqual(tree, tree_hash(self.venv))
 
-    def test_a_rollback_whose_newest_change_is_outside_is_refused_with_its_repair(self):
+    def test_a_rollback_whose_newest_change_is_an_outside_reinstall_removes_it_again(self):
+        original = tree_hash(self.venv)
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        tree = tree_hash(self.venv)
         self.pip_install("sglang")
+        self.drop_holds()  # taking a distribution away needs no held file
+        proc = self.venvtx("rollback")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("undoing entry 2 (outside)", proc.stdout)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+        # tx 1 alone is refused now (the rollback changed its paths since); --to 0 undoes it.
+        self.assertOneLineError(self.venvtx("rollback", "1"), 6)
+        self.assertEqual(self.venvtx("rollback", "--to", "0").returncode, 0)
+        self.assertTreeEqual(original, tree_hash(self.venv))
+
+    def test_a_rollback_whose_newest_change_is_outside_and_not_held_is_refused_with_its_repair(self):
+        self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.drop_holds()
+        self.pip("uninstall", "-q", "-y", "flash-attn")
         tree = tree_hash(self.venv)
         proc = self.venvtx("rollback")
         self.assertOneLineError(proc, 2)
-        self.assertIn("the newest change, entry 2, was made outside venvtx (sglang ∅ → 0.5.5)", proc.stderr)
-        self.assertIn("`venvtx remove sglang`", proc.stderr)
+        self.assertIn("the newest change, entry 2, was made outside venvtx (flash-attn 2.8.3 → ∅)", proc.stderr)
+        self.assertIn("`venvtx install 'flash-attn==2.8.3'`", proc.stderr)
         self.assertTreeEqual(tree, tree_hash(self.venv))
-        # Undoing tx 1 by name is what the user can still ask: the drift check names the outside entry.
-        proc = self.venvtx("rollback", "1")
-        self.assertOneLineError(proc, 6)
-        self.assertIn("changed the venv outside venvtx (sglang ∅ → 0.5.5)", proc.stderr)
-        self.assertTreeEqual(tree, tree_hash(self.venv))
+        # Undoing tx 1 by name is what the user can still ask.
+        self.assertEqual(self.venvtx("rollback", "1").returncode, 0)
+        self.assertIn("sglang", self.installed())
+        self.assertNotIn("flash-attn", self.installed())
 
     def test_a_forced_rollback_over_an_outside_reinstall_says_what_really_changed(self):
         self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
         self.pip_install("flash-attn")
-        proc, tx = self.venvtx_json("rollback", "--force")
+        proc, tx = self.venvtx_json("rollback", "1", "--force")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         # flash-attn was back already: the rollback brought back its own bytes, not a version.
         self.assertEqual([p for p in tx["packages"] if p["before"] != p["after"]], [], tx["packages"])
         self.assertIn("changed the venv outside venvtx (flash-attn ∅ → 2.8.3)", tx["details"]["forced"])
         self.assertEqual(self.installed()["flash-attn"], "2.8.3")
 
-    def test_rollback_to_a_point_before_an_outside_change_refuses_before_acting(self):
+    def test_rollback_to_a_point_before_an_outside_change_not_held_refuses_before_acting(self):
         self.assertEqual(self.venvtx("stamp").returncode, 0)
+        self.drop_holds()
         self.assertEqual(self.venvtx("remove", "sglang").returncode, 0)
+        self.drop_holds()
         self.pip("uninstall", "-q", "-y", "flash-attn")
         self.assertEqual(self.venvtx("remove", "flashinfer-python").returncode, 0)
         tree = tree_hash(self.venv)
@@ -332,7 +357,9 @@ class RollbackTo(HistoryCase):
 
     def test_the_last_change_outside_is_never_skipped_for_an_older_transaction(self):
         # issue 40: an unrelated venvtx change, then a plain pip uninstall of two cu13 wheels
+        # (of files no state held: see test_outside_undo for the rollback that undoes it)
         self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        self.drop_holds()
         versions = self.installed()
         self.pip("uninstall", "-q", "-y", "nvidia-cusparselt-cu13", "nvidia-nvshmem-cu13")
         tree = tree_hash(self.venv)

@@ -12,9 +12,12 @@ files that a clean pip install of that version adds (measured once per process).
 such one after entry T (0: all) as one rollback; `--redo` undoes the newest committed, not
 undone rollback that undid a non-rollback transaction (a redo is not itself redoable; it commits
 again every transaction that rollback undid). `rollback` whose newest change was made outside
-venvtx is refused (exit 2, nothing changed); `--to T` that would not land in T's distributions
-(an outside change venvtx holds no copy of) is refused before acting (exit 2), and one with
-nothing to undo that is there already succeeds (exit 0). A rollback or redo whose distributions no longer
+venvtx undoes that change from the files every recorded state holds, and `--to T` across one
+lands in T's distributions the same way (one rollback undoing every entry after T, outside
+ones too; no drift refusal: what is there is captured); with the store on another filesystem
+nothing is held, and such a rollback may instead be refused as before: `rollback` (exit 2),
+`--to T` that would not land in T's distributions (exit 2). One with nothing to undo that is
+there already succeeds (exit 0). A rollback or redo whose distributions no longer
 are what the undone transactions left (drift) is refused before anything changes, exit 6; where
 pip rewrote the same version outside venvtx, refusing and proceeding are both accepted. A kill
 leaves exactly the before-state (the transaction rolled back, or never journaled) or the
@@ -412,14 +415,15 @@ class Model:
     often each distribution was changed outside venvtx; extra: files a user wrote, by path, as
     support.tree_hash lists them (no transaction touches them)."""
 
-    def __init__(self, installed, txs=(), touched=(), extra=()):
+    def __init__(self, installed, txs=(), touched=(), extra=(), held=True):
         self.installed = dict(installed)
         self.txs = [t.copy() for t in txs]
         self.touched = dict(touched)
         self.extra = dict(extra)
+        self.held = held  # every recorded state holds its files (not with a store on another filesystem)
 
     def copy(self):
-        return Model(self.installed, self.txs, self.touched, self.extra)
+        return Model(self.installed, self.txs, self.touched, self.extra, self.held)
 
     def next_id(self):
         return max((t.id for t in self.txs), default=0) + 1
@@ -441,7 +445,8 @@ class Model:
             if target.kind == "rollback":  # undoing a rollback redoes all it had undone
                 for redone in m.txs:
                     if redone.undone_by == target.id:
-                        redone.state, redone.undone_by, redone.stamp = "committed", None, stamp
+                        redone.state = "recorded" if redone.kind == "outside" else "committed"
+                        redone.undone_by, redone.stamp = None, stamp
             for undone in [target] + [m.tx(i) for i in undoes_too]:
                 undone.state, undone.undone_by = "undone", tid
         m.txs.append(Tx(tid, kind, "committed", None, undoes, tuple(sorted(packages)), stamp))
@@ -490,13 +495,36 @@ class Model:
                     installed.pop(name, None) if before is None else installed.__setitem__(name, before)
         return installed
 
+    def live_outside(self, since):
+        return [t for t in reversed(self.txs) if t.kind == "outside" and t.undone_by is None and t.id > since]
+
+    def held_return(self, op):
+        """A rollback across changes made outside venvtx, from the held files: None when none is
+        involved (or nothing is held: then as before), else (entries undone newest first, target)."""
+        if op[0] == "redo":
+            return None
+        if op[0] == "rollback":
+            found = [t for t in reversed(self.txs) if self.undoable(t)][:1]
+            outside = self.live_outside(found[0].id if found else 0)[:1]
+            if not outside:
+                return None
+            target = dict(self.installed)
+            for name, before, _after in outside[0].packages:
+                target.pop(name, None) if before is None else target.__setitem__(name, before)
+            return outside, target
+        if (op[1] != 0 and not any(t.id == op[1] for t in self.txs)) or not self.live_outside(op[1]):
+            return None
+        undone = [t for t in reversed(self.txs) if t.id > op[1] and
+                  (self.undoable(t) or (t.kind == "outside" and t.undone_by is None))]
+        return undone, self.installed_at(op[1])
+
     def rollback_targets(self, op):
         """-> (rc when there is nothing to do or None, [transactions to undo, in order])."""
         if op[0] == "rollback":
             found = [t for t in reversed(self.txs) if self.undoable(t)][:1]
             since = found[0].id if found else 0
-            if any(t.kind == "outside" and t.id > since for t in self.txs):
-                return 2, []  # the newest change is pip's: refused, naming it
+            if self.live_outside(since):
+                return 2, []  # the newest change is pip's, and nothing is held: refused, naming it
         elif op[0] == "redo":  # a redo is not itself redoable
             found = [t for t in reversed(self.txs)
                      if t.state == "committed" and t.undone_by is None and t.kind == "rollback"
@@ -559,7 +587,7 @@ def interleave(chain, kind):
     return found
 
 
-def predict(model, op):
+def predict(model, op, from_holds=True):
     verb = op[0]
     if verb == "remove":
         name = op[1]
@@ -576,6 +604,23 @@ def predict(model, op):
             return Prediction([(0, model)], interleave([model, model], verb))
         after = model.commit(verb, [(name, current, version)])
         return Prediction([(0, after)], interleave([model, after], verb))
+    held = model.held_return(op) if from_holds and verb in ("rollback", "rollback_to") else None
+    if held:  # from the held files: what is there now is captured, so no drift refuses it
+        undone, target = held
+        packages = [(name, model.installed.get(name), target.get(name))
+                    for name in sorted(set(model.installed) | set(target))
+                    if model.installed.get(name) != target.get(name)]
+        if not packages:
+            found = Prediction([(0, model)], [model])  # there already
+        else:
+            after = model.commit("rollback", packages, undoes=undone[0].id, undoes_too=[t.id for t in undone[1:]])
+            found = Prediction([(0, after)], interleave([model, after], "rollback"))
+        if model.held:
+            return found
+        # A store on another filesystem holds nothing: the return goes only where the store has
+        # every file it needs as objects (or needs none), else the rollback is answered as before.
+        journal = predict(model, op, from_holds=False)
+        return Prediction(found.outcomes + journal.outcomes, found.kills + journal.kills)
     if verb in ("rollback", "redo", "rollback_to"):
         rc, targets = model.rollback_targets(op)
         if rc is not None:
@@ -921,7 +966,7 @@ class Sequence:
         return self.check(candidates, "after exit code %d" % proc.returncode)
 
     def run(self):
-        model = Model({name: "1.0" for name in PACKAGES})
+        model = Model({name: "1.0" for name in PACKAGES}, held=not self.store)
         self.check([model], "the fresh copy")
         # A stamp first: the history starts here, so every change made outside venvtx after it
         # is on record (before a venv has a store, there is no history to record it in).

@@ -12,7 +12,7 @@ import unittest
 
 import test_crash
 import test_gc
-from support import VENVTX, pack_members, tree_hash
+from support import VENVTX, pack_members, store_growth, tree_hash
 
 KILLED = -9
 
@@ -96,12 +96,7 @@ class PackedHistory(PackCase):
         self.assertTrue(self.pack_files())
         self.gc("--keep", "0")
         self.assertEqual(self.pack_files(), [])
-        total = 0
-        for directory, _, files in os.walk(self.store()):
-            for name in files:
-                if name not in ("index.sqlite", "reserve"):
-                    total += os.path.getsize(os.path.join(directory, name))
-        self.assertLess(total, 1_000_000)
+        self.assertLess(store_growth(self.venv), 1_000_000)
         self.assertVerifyClean()
 
     def test_log_footer_and_show_say_what_is_packed(self):

@@ -75,3 +75,19 @@ TEST_SUITE("record_hash_from_hex") {
         CHECK(record_hash_from_hex("fbfffe") == "sha256=-__-");
     }
 }
+
+TEST_SUITE("hex_from_record_hash") {
+    TEST_CASE("the inverse of record_hash_from_hex") {
+        CHECK(venvtx::hex_from_record_hash(k_abc_record) == k_abc_hex);
+        CHECK(venvtx::hex_from_record_hash(k_empty_record) == sha256_hex(""));
+    }
+
+    TEST_CASE("anything but a sha256 digest in RECORD's form names nothing") {
+        std::string record(k_abc_record);
+        CHECK(venvtx::hex_from_record_hash("").empty());
+        CHECK(venvtx::hex_from_record_hash("sha1=" + record.substr(7)).empty());
+        CHECK(venvtx::hex_from_record_hash(record.substr(0, record.size() - 1)).empty());  // 42 digits
+        CHECK(venvtx::hex_from_record_hash(record + "A").empty());                          // 44 digits
+        CHECK(venvtx::hex_from_record_hash(record.substr(0, 10) + "+" + record.substr(11)).empty());  // not urlsafe
+    }
+}

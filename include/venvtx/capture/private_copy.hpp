@@ -11,9 +11,10 @@
 namespace venvtx {
 
 // Replaces `staged` by a private copy (mode `mode`, else its own) when its inode has another
-// name, unless `may_share` (see capture/capture.hpp, CaptureHints::uv_linked). Returns the
-// staged file's inode key (one lstat where nothing is copied).
+// name, unless `may_share` (see capture/capture.hpp, CaptureHints::uv_linked). `hold`: where the
+// store's hold of these bytes would be (store/holds.hpp); a hold is the store's own name, not
+// another. Returns the staged file's inode key (one lstat where nothing is copied).
 InodeKey keep_private(const std::filesystem::path& staged, std::optional<mode_t> mode = std::nullopt,
-                      bool may_share = false);
+                      bool may_share = false, const std::filesystem::path& hold = {});
 
 } // namespace venvtx

@@ -35,5 +35,7 @@ private:
 };
 // RECORD's form: "sha256=" + urlsafe base64 without padding (PEP 376 / wheel spec).
 std::string record_hash_from_hex(const std::string& hex);
+// The hex digest a RECORD hash names; empty unless it is "sha256=" and 43 base64 digits of 32 bytes.
+std::string hex_from_record_hash(const std::string& record_hash);
 
 } // namespace venvtx

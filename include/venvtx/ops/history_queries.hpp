@@ -20,6 +20,11 @@ struct StatusReport {
     VenvState now;
     StateDiff diff;
     std::vector<FileFinding> files;  // --files: not as RECORD says; --untracked: in no RECORD
+    // What the store holds of the state now (state/state_holds.hpp): a change made outside
+    // venvtx can be rolled back only where the files it removed were held.
+    std::int64_t held_dists = 0;
+    std::int64_t unheld_files = 0;
+    std::string holds_unavailable;  // why the store cannot hold files at all, or ""
 };
 StatusReport venv_status(const Context& context, bool files, bool untracked);
 

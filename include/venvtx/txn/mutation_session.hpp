@@ -15,6 +15,8 @@ namespace venvtx {
 class MutationSession {
 public:
     MutationSession(const Context& context, std::optional<double> wait_s);
+    MutationSession(const MutationSession&) = delete; // the state observer refers to this store
+    MutationSession& operator=(const MutationSession&) = delete;
     Store& store() { return m_store; }
     MutationLock& lock() { return m_lock; }
     // The venv's state when the session began, and the outside entry recorded then, if any.

@@ -1,0 +1,187 @@
+// hold_state: a hard link in the store for each file of a newly recorded distribution.
+#include "venvtx/state/state_holds.hpp"
+
+#include "venvtx/core/confinement.hpp"
+#include "venvtx/core/error.hpp"
+#include "venvtx/core/sha256.hpp"
+#include "venvtx/state/state_index.hpp"
+#include "venvtx/store/holds.hpp"
+#include "venvtx/venv/path_resolver.hpp"
+#include "venvtx/venv/record.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace venvtx {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// Directories opened beneath their roots without following a symlink: the last one of the venv's
+// kept (a RECORD lists a directory's files together), and holds/.
+class HoldLinker {
+public:
+    HoldLinker(const VenvLayout& layout, const Holds& holds) : m_layout(layout), m_holds(holds) {}
+
+    bool stat_leaf(const std::string& rel, struct stat& st) {
+        stdfs::path path(rel);
+        std::string dir = path.parent_path().string();
+        if (dir != m_dir_rel || m_dir.get() < 0) {
+            m_dir_rel = dir;
+            try {
+                m_dir = Confinement::instance().open_dir(m_layout.root / dir);
+            } catch (const Error&) {
+                m_dir = UniqueFd();
+                return false;
+            }
+        }
+        m_leaf = path.filename().string();
+        return ::fstatat(m_dir.get(), m_leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    }
+
+    // Links the leaf stat_leaf found as the hold of `hex`.
+    bool link_last(const std::string& hex, const struct stat& st) {
+        if (m_holds_dir.get() < 0) {
+            try {
+                UniqueFd store = Confinement::instance().open_dir(m_holds.dir().parent_path());
+                ::mkdirat(store.get(), m_holds.dir().filename().c_str(), 0700);
+                m_holds_dir = Confinement::instance().open_dir(m_holds.dir());
+            } catch (const Error&) {
+                return false;
+            }
+        }
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            if (::linkat(m_dir.get(), m_leaf.c_str(), m_holds_dir.get(), hex.c_str(), 0) == 0) {
+                return true;
+            }
+            if (errno != EEXIST) {
+                return false;
+            }
+            struct stat there {};
+            if (::fstatat(m_holds_dir.get(), hex.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+                there.st_ino == st.st_ino && there.st_dev == st.st_dev) {
+                return true; // linked by a hold cut short before its row
+            }
+            ::unlinkat(m_holds_dir.get(), hex.c_str(), 0);
+        }
+        return false;
+    }
+
+private:
+    const VenvLayout& m_layout;
+    const Holds& m_holds;
+    std::string m_dir_rel;
+    UniqueFd m_dir;
+    std::string m_leaf;
+    UniqueFd m_holds_dir;
+};
+
+std::int64_t mtime_ns_of(const struct stat& st) {
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+} // namespace
+
+std::string holds_unavailable(const VenvLayout& layout, Store& store) {
+    struct stat venv {}, held {};
+    if (::stat(layout.root.c_str(), &venv) != 0 || ::stat(store.root().c_str(), &held) != 0) {
+        return "the venv or the store cannot be read";
+    }
+    return venv.st_dev == held.st_dev ? "" : "the store is on another filesystem than the venv";
+}
+
+HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& state) {
+    HoldCount count;
+    try {
+        Holds holds(store.db(), store.root());
+        std::set<std::string> known = holds.held_records();
+        std::vector<const DistState*> fresh;
+        for (const auto& dist : state.dists) {
+            if (!dist.record.empty() && known.insert(dist.record).second) {
+                fresh.push_back(&dist);
+            }
+        }
+        if (fresh.empty()) {
+            return count;
+        }
+        bool linkable = holds_unavailable(layout, store).empty();
+        std::set<std::string> hashes = holds.held_hashes();
+        PathResolver resolver(layout, store.root());
+        HoldLinker linker(layout, holds);
+        for (const DistState* dist : fresh) {
+            auto text = load_record_text(store.db(), dist->record);
+            if (!text) {
+                continue;
+            }
+            std::vector<RecordEntry> entries;
+            try {
+                entries = parse_record(*text, dist->dist_info + "/RECORD");
+            } catch (const Error&) {
+                continue;
+            }
+            stdfs::path base = layout.root / stdfs::path(dist->dist_info).parent_path();
+            std::string record_rel = dist->dist_info + "/RECORD";
+            nlohmann::json files = nlohmann::json::array();
+            std::set<std::string> dirs;
+            std::vector<HeldFile> held;
+            std::int64_t unheld = 0;
+            for (const auto& entry : entries) {
+                std::optional<std::string> rel;
+                try {
+                    rel = resolver.resolve(base, entry.path, dist->name);
+                } catch (const Error&) { // outside the venv: not the venv's to hold
+                    ++unheld;
+                    continue;
+                }
+                struct stat st {};
+                if (!rel || !linker.stat_leaf(*rel, st) || !S_ISREG(st.st_mode)) {
+                    continue; // listed but not there (or not a file): the state never had it
+                }
+                std::string hex = *rel == record_rel ? dist->record : hex_from_record_hash(entry.hash);
+                if (hex.empty()) {
+                    try {
+                        hex = sha256_file(layout.root / *rel).hex;
+                    } catch (const Error&) {
+                        ++unheld;
+                        continue;
+                    }
+                }
+                files.push_back({"f", *rel, st.st_mode & 07777, st.st_size, mtime_ns_of(st), hex});
+                for (stdfs::path dir = stdfs::path(*rel).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+                    dirs.insert(dir.string());
+                }
+                if (hashes.count(hex) != 0) {
+                    continue;
+                }
+                if (linkable && linker.link_last(hex, st)) {
+                    held.push_back({hex, static_cast<std::int64_t>(st.st_size)});
+                    hashes.insert(hex);
+                    ++count.linked;
+                } else {
+                    ++unheld;
+                }
+            }
+            nlohmann::json items = nlohmann::json::array();
+            for (const auto& dir : dirs) { // parents first: a set of paths sorts them so
+                struct stat st {};
+                if (Confinement::instance().stat_node(layout.root / dir, st) && S_ISDIR(st.st_mode)) {
+                    items.push_back({"d", dir, st.st_mode & 07777});
+                }
+            }
+            for (auto& file : files) {
+                items.push_back(std::move(file));
+            }
+            holds.save(dist->record, items, unheld, held);
+            ++count.dists;
+            count.unheld += unheld;
+        }
+    } catch (const std::exception&) { // a damaged index, a full disk: this state is not held
+    }
+    return count;
+}
+
+} // namespace venvtx
