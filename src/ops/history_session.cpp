@@ -32,7 +32,7 @@ HistorySession::HistorySession(const Context& context, bool create, double wait_
     auto started = std::chrono::steady_clock::now();
     if (m_lock && m_store->history().unfinished().empty()) {
         m_check = check_state(context.layout, *m_store);
-        hold_state(context.layout, *m_store, m_check->now);
+        say_held(context.out, hold_state(context.layout, *m_store, m_check->now));
         m_recorded = true;
     } else {
         m_check = StateCheck{observe_state(context.layout, m_store->db()), std::nullopt};

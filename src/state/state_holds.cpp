@@ -10,6 +10,8 @@
 #include "venvtx/venv/record.hpp"
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <fcntl.h>
 #include <set>
 #include <sys/stat.h>
@@ -94,8 +96,23 @@ std::string holds_unavailable(const VenvLayout& layout, Store& store) {
     return venv.st_dev == held.st_dev ? "" : "the store is on another filesystem than the venv";
 }
 
+void say_held(const Output& out, const HoldCount& count) {
+    if (count.dists == 0) {
+        return;
+    }
+    char said[96];
+    std::snprintf(said, sizeof said, "held %lld file(s) of %lld distribution(s) in %.2f ms",
+                  static_cast<long long>(count.linked), static_cast<long long>(count.dists), count.ms);
+    out.debug(count.unheld > 0 ? said + (", " + std::to_string(count.unheld) + " not held") : std::string(said));
+}
+
 HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& state) {
     HoldCount count;
+    auto started = std::chrono::steady_clock::now();
+    auto finish = [&] {
+        count.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+        return count;
+    };
     try {
         Holds holds(store.db(), store.root());
         std::set<std::string> known = holds.held_records();
@@ -106,7 +123,7 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
             }
         }
         if (fresh.empty()) {
-            return count;
+            return finish();
         }
         bool linkable = holds_unavailable(layout, store).empty();
         std::set<std::string> hashes = holds.held_hashes();
@@ -181,7 +198,7 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
         }
     } catch (const std::exception&) { // a damaged index, a full disk: this state is not held
     }
-    return count;
+    return finish();
 }
 
 } // namespace venvtx

@@ -29,7 +29,7 @@ MutationSession::MutationSession(const Context& context, std::optional<double> w
     });
     recover_before_mutating(context, m_store);
     m_check = check_state(context.layout, m_store);
-    hold_state(context.layout, m_store, m_check.now);
+    say_held(context.out, hold_state(context.layout, m_store, m_check.now));
     keep_reserve(context.store_root);
 }
 
