@@ -28,7 +28,10 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import timed, torch_scale_arguments, torch_scale_template  # noqa: E402
+from timing import REPO, timed, torch_scale_arguments, torch_scale_template  # noqa: E402
+
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
+from support import store_growth  # noqa: E402  what the store costs beyond the venv
 
 
 def held_ms(stderr):
@@ -56,29 +59,6 @@ def tree(root):
             with open(path, "rb") as data:
                 found[os.path.relpath(path, root)] = (st.st_mode, hashlib.sha256(data.read()).hexdigest())
     return found
-
-
-def growth(venv):
-    """Bytes on disk of the store's inodes that the venv does not name (index files aside)."""
-    store = os.path.join(venv, ".venvtx")
-    named = set()
-    for d, dirs, files in os.walk(venv):
-        if d == venv:
-            dirs[:] = [x for x in dirs if x != ".venvtx"]
-        for name in files:
-            st = os.lstat(os.path.join(d, name))
-            named.add((st.st_dev, st.st_ino))
-    total, seen = 0, set()
-    for d, _, files in os.walk(store):
-        for name in files:
-            if d == store and (name.startswith("index.sqlite") or name == "reserve"):
-                continue
-            st = os.lstat(os.path.join(d, name))
-            key = (st.st_dev, st.st_ino)
-            if key not in named and key not in seen:
-                seen.add(key)
-                total += st.st_blocks * 512
-    return total
 
 
 def venv_bytes(venv):
@@ -113,7 +93,7 @@ def main():
                     results.setdefault("first hold", []).append(ms / 1000)
                     results["held files"] = files
             shutil.rmtree(os.path.join(work, "linked"))
-            results.setdefault("growth", []).append(growth(venv) / venv_bytes(venv))
+            results.setdefault("growth", []).append(store_growth(venv) / venv_bytes(venv))
             seconds, proc = timed([args.venvtx, "--venv", venv, "-v", "stamp"])
             results.setdefault("later stamp", []).append(seconds)
             results.setdefault("later hold", []).append(held_ms(proc.stderr)[0] / 1000)
