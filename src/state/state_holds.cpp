@@ -25,6 +25,10 @@ namespace stdfs = std::filesystem;
 
 // Directories opened beneath their roots without following a symlink: the last one of the venv's
 // kept (a RECORD lists a directory's files together), and holds/.
+// Its linkat/unlinkat bypass the fs seam on purpose: they only add or drop a name under the
+// store's holds/ (contained: both directories were opened through Confinement), never change a
+// venv path, and are not failpoint steps, so the crash and fault sweeps keep counting the steps
+// of the change itself. A hold cut short is harmless: relinked by the next hold, swept by gc.
 class HoldLinker {
 public:
     HoldLinker(const VenvLayout& layout, const Holds& holds) : m_layout(layout), m_holds(holds) {}

@@ -223,6 +223,18 @@ class VenvTestCase(unittest.TestCase):
 
 
 
+class PlainPip:
+    """Plain pip in the test's venv, as a user types it (installs from `self.wheels`)."""
+
+    def pip(self, *args):
+        proc = subprocess.run([os.path.join(self.venv, "bin", "python"), "-m", "pip", *args],
+                              capture_output=True, text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def pip_install(self, *specs):
+        self.pip("install", "-q", "--no-index", "--find-links", self.wheels, *specs)
+
+
 def mount_tmpfs(case, path, size):
     """Mounts a tmpfs of `size` at `path` for the rest of `case` (skipped where it cannot:
     mounting needs root); returns `path`."""

@@ -10,10 +10,10 @@ import shutil
 import subprocess
 import unittest
 
-from support import VenvTestCase, tree_hash
+from support import PlainPip, VenvTestCase, tree_hash
 
 
-class OutsideUndo(VenvTestCase):
+class OutsideUndo(PlainPip, VenvTestCase):
     def setUp(self):
         super().setUp()
         self.use_story_wheels()
@@ -22,14 +22,6 @@ class OutsideUndo(VenvTestCase):
         template = self.wheel_args[3]
         shutil.copytree(template, self.wheels)
         shutil.copytree(self.wheel_args[5], self.wheels, dirs_exist_ok=True)
-
-    def pip(self, *args):
-        proc = subprocess.run([os.path.join(self.venv, "bin", "python"), "-m", "pip", *args],
-                              capture_output=True, text=True, env=self.env)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-
-    def pip_install(self, *specs):
-        self.pip("install", "-q", "--no-index", "--find-links", self.wheels, *specs)
 
     def without_wheels(self):
         shutil.rmtree(self.wheels)

@@ -11,12 +11,12 @@ import threading
 import time
 import unittest
 
-from support import VENVTX, VenvTestCase, tree_hash
+from support import VENVTX, PlainPip, VenvTestCase, tree_hash
 
 CU13 = ["nvidia-cudnn-cu13", "nvidia-cusparselt-cu13", "nvidia-nccl-cu13", "nvidia-nvshmem-cu13"]
 
 
-class WatchCase(VenvTestCase):
+class WatchCase(PlainPip, VenvTestCase):
     def setUp(self):
         super().setUp()
         self.use_story_wheels()
@@ -28,14 +28,6 @@ class WatchCase(VenvTestCase):
         if self.watcher and self.watcher.poll() is None:
             self.watcher.kill()
             self.watcher.wait()
-
-    def pip(self, *args):
-        proc = subprocess.run([os.path.join(self.venv, "bin", "python"), "-m", "pip", *args],
-                              capture_output=True, text=True, env=self.env)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-
-    def pip_install(self, *specs):
-        self.pip("install", "-q", "--no-index", "--find-links", self.wheels, *specs)
 
     def start_watch(self):
         self.watcher = subprocess.Popen([VENVTX, "--venv", self.venv, "watch", "--quiet-for", "0.5"],
