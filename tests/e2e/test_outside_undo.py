@@ -7,7 +7,6 @@ import base64
 import hashlib
 import os
 import shutil
-import subprocess
 import unittest
 
 from support import PlainPip, VenvTestCase, tree_hash
