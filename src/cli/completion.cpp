@@ -27,6 +27,7 @@ const std::map<std::string, Words> k_option_words = {
 const std::map<std::string, Words> k_positional_words = {
     {"remove", {"", "dists"}},      {"why", {"", "dists"}},          {"rollback", {"", "entries"}},
     {"show", {"", "entries"}},      {"diff", {"now", "entries"}},     {"completion", {"bash zsh fish", ""}},
+    {"guard", {"on off status", ""}},
     {"config", {"probe gpus preview probe-timeout keep older-than max-size auto-gc", ""}},
 };
 

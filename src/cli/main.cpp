@@ -8,6 +8,7 @@
 #include "venvtx/core/subprocess.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
     using namespace venvtx;
     using namespace venvtx::cli;
     forward_interrupts_to_children();
+    // What venvtx starts (an installer, a run's command, a probe) is already a transaction: the
+    // guard's hooks let it through (ops/guard.hpp).
+    ::setenv("VENVTX_GUARD", "0", 1);
     GlobalOptions global;
     global.argv.assign(argv, argv + argc);
     global.argv[0] = "venvtx";
@@ -50,7 +54,7 @@ int main(int argc, char** argv) {
     std::vector<Command> commands = {register_remove(app), register_rollback(app), register_log(app),
                                      register_show(app), register_probe(app), register_verify(app),
                                      register_recover(app), register_why(app), register_gc(app), register_install(app),
-                                     register_run(app), register_stamp(app), register_watch(app), register_status(app),
+                                     register_run(app), register_stamp(app), register_watch(app), register_guard(app), register_status(app),
                                      register_diff(app), register_freeze(app), register_exec(app), register_config(app), register_completion(app),
                                      register_complete(app)};
     // Everything after the first "--" belongs to the installer or the command `run` starts.

@@ -1,4 +1,6 @@
 """Shared pieces of the end-to-end suites: the story venv, venvtx runs, independent tree hashes."""
+import base64
+import glob
 import hashlib
 import importlib.util
 import json
@@ -47,6 +49,36 @@ def story_template():
                        stdout=subprocess.DEVNULL)
         _template = root
     return _template
+
+
+def own_scripts(venv):
+    """Makes a copy of the story venv run its own interpreter from bin/ (pip's scripts name the
+    template's, where it was built), as a venv made at this path would, RECORD rows included."""
+    old = ("#!" + os.path.join(story_template(), "venv", "bin", "python")).encode()
+    new = ("#!" + os.path.join(venv, "bin", "python")).encode()
+    changed = {}
+    bin_dir = os.path.join(venv, "bin")
+    for name in os.listdir(bin_dir):
+        path = os.path.join(bin_dir, name)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        if data.startswith(old):
+            data = new + data[len(old):]
+            with open(path, "wb") as f:
+                f.write(data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            changed[name] = "sha256=%s,%d" % (digest, len(data))
+    for record in glob.glob(os.path.join(site_packages(venv), "*.dist-info", "RECORD")):
+        with open(record) as f:
+            rows = f.read().splitlines()
+        fixed = [row.split(",")[0] + "," + changed[os.path.basename(row.split(",")[0])]
+                 if row.split(",")[0].split("/")[-2:-1] == ["bin"] and os.path.basename(row.split(",")[0]) in changed
+                 else row for row in rows]
+        if fixed != rows:
+            with open(record, "w") as f:
+                f.write("\n".join(fixed) + "\n")
 
 
 def write_wheel(*args, **kwargs):

@@ -134,6 +134,9 @@ class JsonSchema(VenvTestCase):
         self.check("gc", 0, "gc", "--dry-run")
         self.check("config", 0, "config", "probe", "import torch", mutates=True)
         self.check("config", 0, "config", "gpus")
+        self.check("guard", 0, "guard", "on", mutates=True)
+        self.check("guard", 0, "guard")
+        self.check("guard", 0, "guard", "off", mutates=True)
         self.check("recover", 0, "recover")
         # Errors with a history.
         self.error("not_found", 2, "show", "999")
