@@ -154,13 +154,42 @@ TransactionPlan held_return_transaction(const Context& context, Store& store, He
         by_path[entry.path] = std::move(entry);
     }
     Holds holds(store.db(), store.root());
-    std::map<std::string, HoldUse> checked; // by hash: each hold checked once
+    std::map<std::string, nlohmann::json> layouts; // by RECORD hash
+    std::map<std::string, std::int64_t> wanted;    // what the target's files hash to, and their sizes
+    for (const auto& change : held.changes) {
+        if (change.after) {
+            auto& layout = layouts[change.after->record];
+            layout = holds.layout(change.after->record).value_or(nlohmann::json::array());
+            for (const auto& item : layout) {
+                if (item.at(0) == "f") {
+                    wanted[item.at(5).get<std::string>()] = item.at(3).get<std::int64_t>();
+                }
+            }
+        }
+    }
+    SqlTransaction adopted(store.db()); // one commit for every object row the adopts add
+    std::set<std::string> to_adopt;
+    for (const auto& [hex, size] : wanted) {
+        if (!store.objects().has(hex)) {
+            to_adopt.insert(hex);
+        } else if (!has_object_row(store, hex)) {
+            holds.index_object(hex, size); // a loose file an adopt cut short left: hashed before use
+        }
+    }
+    std::map<std::string, HoldUse> uses = holds.adopt(to_adopt, store.objects());
+    for (auto& [hex, use] : uses) {
+        if (use == HoldUse::adopted) {
+            plan.movable.insert(hex); // linked just now: no other transaction's copy
+            plan.hashed.insert(hex);
+        } else if (has_object_row(store, hex)) {
+            use = HoldUse::adopted; // packed: the engine unpacks it
+        }
+    }
     for (const auto& change : held.changes) {
         if (!change.after) {
             continue;
         }
-        auto layout = holds.layout(change.after->record);
-        for (const auto& item : layout.value_or(nlohmann::json::array())) {
+        for (const auto& item : layouts[change.after->record]) {
             std::string path = item.at(1).get<std::string>();
             auto existing = by_path.find(path);
             if (item.at(0) == "d") {
@@ -175,16 +204,8 @@ TransactionPlan held_return_transaction(const Context& context, Store& store, He
                 continue;
             }
             NodeState after = file_node(item);
-            auto [use, fresh] = checked.try_emplace(after.object, HoldUse::adopted);
-            if (fresh && !store.objects().has(after.object)) {
-                use->second = holds.adopt(after.object, store.objects());
-                if (use->second == HoldUse::adopted) {
-                    plan.movable.insert(after.object); // linked just now: no other transaction's copy
-                } else if (has_object_row(store, after.object)) {
-                    use->second = HoldUse::adopted; // packed: the engine unpacks it
-                }
-            }
-            if (use->second != HoldUse::adopted) {
+            auto use = uses.find(after.object);
+            if (use != uses.end() && use->second != HoldUse::adopted) {
                 held.changed.push_back(path);
                 continue;
             }
@@ -197,6 +218,7 @@ TransactionPlan held_return_transaction(const Context& context, Store& store, He
             entry.owner = change.after->name;
         }
     }
+    adopted.commit(); // the objects stay either way: a refusal below leaves them for the next try
     if (!held.changed.empty() && !force) {
         throw Error(ExitCode::verify_failed, "hold_changed",
                     "refusing to undo " + held.label + ": " + listed(held.changed) +

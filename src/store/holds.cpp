@@ -84,43 +84,63 @@ void Holds::save(const std::string& record, const nlohmann::json& layout, std::i
     transaction.commit();
 }
 
-HoldUse Holds::adopt(const std::string& hex, ObjectStore& objects) {
-    auto row = find(hex);
-    if (!row) {
-        return HoldUse::missing;
-    }
-    stdfs::path path = path_of(hex);
-    struct stat st {};
-    if (!Confinement::instance().stat_node(path, st)) {
-        return HoldUse::missing;
-    }
-    if (!S_ISREG(st.st_mode) || static_cast<std::int64_t>(st.st_size) != row->size) {
-        return HoldUse::changed;
+std::map<std::string, HoldUse> Holds::adopt(const std::set<std::string>& hexes, ObjectStore& objects) {
+    std::map<std::string, HoldUse> uses;
+    std::vector<std::string> single;  // the hold is its inode's only name
+    std::vector<stdfs::path> single_paths;
+    std::vector<std::pair<std::string, std::int64_t>> shared;
+    for (const auto& hex : hexes) {
+        auto row = find(hex);
+        struct stat st {};
+        if (!row || !Confinement::instance().stat_node(path_of(hex), st)) {
+            uses[hex] = HoldUse::missing;
+        } else if (!S_ISREG(st.st_mode) || static_cast<std::int64_t>(st.st_size) != row->size) {
+            uses[hex] = HoldUse::changed;
+        } else if (st.st_nlink == 1) {
+            single.push_back(hex);
+            single_paths.push_back(path_of(hex));
+        } else {
+            shared.emplace_back(hex, row->size);
+        }
     }
     // The bytes decide: one hold serves every path of its content, and a restore that moved it
     // into the venv set that path's mtime on it. A hold with no other name becomes the object
     // itself; one the venv (an identical file elsewhere) or uv's cache still names is copied,
     // since an object is the store's own: what is done to it (chmod 0444, a move into the venv)
     // must never reach a file someone else names.
-    stdfs::path object = objects.object_path(hex);
-    Fs::instance().mkdirs(object.parent_path());
-    if (st.st_nlink == 1) {
-        if (sha256_file(path).hex != hex) {
-            return HoldUse::changed;
+    std::vector<FileDigest> digests = sha256_files(single_paths); // side by side
+    for (std::size_t i = 0; i < single.size(); ++i) {
+        const std::string& hex = single[i];
+        if (digests[i].hex != hex) {
+            uses[hex] = HoldUse::changed;
+            continue;
         }
-        Fs::instance().link(path, object);
-    } else {
-        Fs::instance().copy_whole(path, object, 0444);
+        stdfs::path object = objects.object_path(hex);
+        Fs::instance().mkdirs(object.parent_path());
+        Fs::instance().link(single_paths[i], object);
+        index_object(hex, static_cast<std::int64_t>(digests[i].size));
+        uses[hex] = HoldUse::adopted;
+    }
+    for (const auto& [hex, size] : shared) {
+        stdfs::path object = objects.object_path(hex);
+        Fs::instance().mkdirs(object.parent_path());
+        Fs::instance().copy_whole(path_of(hex), object, 0444);
         if (sha256_file(object).hex != hex) {
             Fs::instance().unlink(object);
-            return HoldUse::changed;
+            uses[hex] = HoldUse::changed;
+            continue;
         }
+        index_object(hex, size);
+        uses[hex] = HoldUse::adopted;
     }
+    return uses;
+}
+
+void Holds::index_object(const std::string& hex, std::int64_t size) {
     m_db.prepare("INSERT OR IGNORE INTO objects (sha256, size, created_by) VALUES (?, ?, NULL)")
         .bind(1, hex)
-        .bind(2, row->size)
+        .bind(2, size)
         .run();
-    return HoldUse::adopted;
 }
 
 std::int64_t Holds::keep_only(const std::set<std::string>& records, bool sweep) {

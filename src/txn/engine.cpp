@@ -71,6 +71,7 @@ public:
             sources.trusted = m_unpacked; // hashed on their way out of the pack
             std::set<std::string> unchanged = unchanged_objects(m_store, objects_needed(m_plan.entries, Side::after));
             sources.trusted.insert(unchanged.begin(), unchanged.end());
+            sources.trusted.insert(m_plan.hashed.begin(), m_plan.hashed.end());
             verify_needed_objects(m_store.objects(), m_plan.entries, Side::after, sources);
             check_pending_sources();
         }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -47,9 +48,13 @@ public:
     // A distribution's layout and the holds made for it, in one SQL transaction.
     void save(const std::string& record, const nlohmann::json& layout, std::int64_t unheld,
               const std::vector<HeldFile>& held);
-    // The hold of `hex`, checked (its bytes hashed), becomes the object of that name (which the
-    // store lacks): linked where the hold is its inode's only name, else copied.
-    HoldUse adopt(const std::string& hex, ObjectStore& objects);
+    // The hold of each of `hexes`, checked (its bytes hashed, side by side), becomes the object
+    // of that name (which the store lacks): linked where the hold is its inode's only name, else
+    // copied. What each hold was good for, by hash.
+    std::map<std::string, HoldUse> adopt(const std::set<std::string>& hexes, ObjectStore& objects);
+    // Indexes a loose object file of `hex` that has no row (an adopt cut short between its link
+    // and its row): not trusted, so the engine hashes it before use.
+    void index_object(const std::string& hex, std::int64_t size);
     // Drops every layout whose RECORD is not in `records`, then every hold no layout left names
     // (rows first, then their files); with `sweep`, any file under holds/ without a row too (a
     // hold cut short, a gc killed between the two). Returns the holds dropped.

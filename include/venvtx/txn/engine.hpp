@@ -58,6 +58,9 @@ struct TransactionPlan {
     // place, not copied, and forgotten by the store once committed; a restore or `recover`
     // puts any it finds back under their object names.
     std::set<std::string> movable;
+    // Objects the plan hashed just now, under the locks (holds adopted as objects): not hashed
+    // again before use.
+    std::set<std::string> hashed;
     // A rollback of a removal whose captures are pending: by venv path, the staged files that
     // are renamed into place (each checked by inode key before the journal is written).
     std::map<std::string, PendingSource> pending;
