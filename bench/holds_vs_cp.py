@@ -9,7 +9,9 @@ its peers run in the same round on identical copies. Prints each figure and its 
 - a later command's hold when nothing changed (`stamp` again: the hold's own time and the whole
   command's); goal: <= 50 ms;
 - what the store costs on disk beyond the venv after the first hold (the inodes under the store
-  the venv does not name too; a hold is a second name of a venv file); goal: <= 1% of the venv;
+  the venv does not name too, a hold being a second name of a venv file, and the index); goal:
+  <= 1% of the venv's bytes (their apparent size: the fixture's libraries are sparse files, a
+  real venv's are not; the share of the fixture's blocks is printed too);
 - the rollback of a plain `pip uninstall -y torch` (files from the holds) against `pip install
   --no-index --no-deps --no-compile` of the same torch from its wheel (pip's fastest install);
   goal: <= 0.3x. Both must leave the same tree.
@@ -62,12 +64,25 @@ def tree(root):
 
 
 def venv_bytes(venv):
-    total = 0
+    """(bytes on disk, apparent bytes) of the venv's files: the fixture's large libraries are
+    sparse, so a real venv of that shape occupies its apparent size."""
+    blocks = apparent = 0
     for d, dirs, files in os.walk(venv):
         if d == venv:
             dirs[:] = [x for x in dirs if x != ".venvtx"]
-        total += sum(os.lstat(os.path.join(d, name)).st_blocks * 512 for name in files)
-    return total
+        for name in files:
+            st = os.lstat(os.path.join(d, name))
+            blocks += st.st_blocks * 512
+            apparent += st.st_size
+    return blocks, apparent
+
+
+def store_cost(venv):
+    """What the store costs beyond the venv, its index included (store_growth leaves it out)."""
+    store = os.path.join(venv, ".venvtx")
+    index = sum(os.lstat(os.path.join(store, name)).st_blocks * 512 for name in os.listdir(store)
+                if name.startswith("index.sqlite"))
+    return store_growth(venv) + index
 
 
 def main():
@@ -93,7 +108,9 @@ def main():
                     results.setdefault("first hold", []).append(ms / 1000)
                     results["held files"] = files
             shutil.rmtree(os.path.join(work, "linked"))
-            results.setdefault("growth", []).append(store_growth(venv) / venv_bytes(venv))
+            blocks, apparent = venv_bytes(venv)
+            results.setdefault("growth", []).append(store_cost(venv) / apparent)
+            results.setdefault("growth of blocks", []).append(store_cost(venv) / blocks)
             seconds, proc = timed([args.venvtx, "--venv", venv, "-v", "stamp"])
             results.setdefault("later stamp", []).append(seconds)
             results.setdefault("later hold", []).append(held_ms(proc.stderr)[0] / 1000)
@@ -118,7 +135,8 @@ def main():
           % (med["first hold"], med["first stamp"], med["cp -al"], med["first hold"] / med["cp -al"]))
     print("  later hold            %7.1f ms (stamp %.1f ms)  goal <= 50 ms"
           % (med["later hold"] * 1000, med["later stamp"] * 1000))
-    print("  store growth          %7.3f %% of the venv's bytes  goal <= 1%%" % (med["growth"] * 100))
+    print("  store growth          %7.3f %% of the venv's bytes, index included  goal <= 1%%  (%.1f %% of the "
+          "sparse fixture's blocks)" % (med["growth"] * 100, med["growth of blocks"] * 100))
     print("  rollback of pip uninstall torch  %7.3f s  pip install %7.3f s  ratio %.2fx  goal <= 0.3x"
           % (med["rollback"], med["pip install"], med["rollback"] / med["pip install"]))
 

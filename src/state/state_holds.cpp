@@ -133,6 +133,7 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
         std::set<std::string> hashes = holds.held_hashes();
         PathResolver resolver(layout, store.root());
         HoldLinker linker(layout, holds);
+        SqlTransaction saved(store.db()); // one commit for the whole state
         for (const DistState* dist : fresh) {
             auto text = load_record_text(store.db(), dist->record);
             if (!text) {
@@ -200,6 +201,7 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
             ++count.dists;
             count.unheld += unheld;
         }
+        saved.commit();
     } catch (const std::exception&) { // a damaged index, a full disk: this state is not held
     }
     return finish();

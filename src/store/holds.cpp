@@ -71,7 +71,6 @@ std::optional<HeldFile> Holds::find(const std::string& hex) {
 
 void Holds::save(const std::string& record, const nlohmann::json& layout, std::int64_t unheld,
                  const std::vector<HeldFile>& held) {
-    SqlTransaction transaction(m_db);
     Statement hold = m_db.prepare("INSERT OR REPLACE INTO holds (sha256, size) VALUES (?, ?)");
     for (const auto& file : held) {
         hold.bind(1, file.sha256).bind(2, file.size).run();
@@ -81,7 +80,6 @@ void Holds::save(const std::string& record, const nlohmann::json& layout, std::i
         .bind(2, stored_json_text(layout))
         .bind(3, unheld)
         .run();
-    transaction.commit();
 }
 
 std::map<std::string, HoldUse> Holds::adopt(const std::set<std::string>& hexes, ObjectStore& objects) {

@@ -45,7 +45,7 @@ public:
     // The files of the distribution with this RECORD that got no hold; nullopt: never held.
     std::optional<std::int64_t> unheld(const std::string& record);
     std::optional<HeldFile> find(const std::string& hex);
-    // A distribution's layout and the holds made for it, in one SQL transaction.
+    // A distribution's layout and the holds made for it (in the caller's SQL transaction: one for a state).
     void save(const std::string& record, const nlohmann::json& layout, std::int64_t unheld,
               const std::vector<HeldFile>& held);
     // The hold of each of `hexes`, checked (its bytes hashed, side by side), becomes the object
