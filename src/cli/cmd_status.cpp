@@ -29,7 +29,12 @@ std::string held_text(const StatusReport& report) {
     if (report.unheld_files > 0) {
         text += ", but for " + std::to_string(report.unheld_files) + " file(s)";
     }
-    return text + " (a plain pip or uv change to them can be rolled back)";
+    std::int64_t left = static_cast<std::int64_t>(report.now.dists.size()) - report.held_dists;
+    if (report.held_dists == 0) {
+        return text + ": a plain pip or uv change cannot be rolled back yet (`venvtx stamp` holds them)";
+    }
+    return text + " (a plain pip or uv change to them can be rolled back" +
+           (left > 0 ? "; `venvtx stamp` holds the other " + std::to_string(left) + ")" : ")");
 }
 
 } // namespace

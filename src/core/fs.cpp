@@ -172,15 +172,26 @@ Fs& Fs::instance() {
     return fs;
 }
 
-Fs::Fs() {
-    m_kill_at = env_number("VENVTX_FAILPOINT");
-    if (const char* fault = std::getenv("VENVTX_FAULT")) {
+Failpoints::Failpoints(const char* kill_variable, const char* fault_variable) {
+    kill_at = env_number(kill_variable);
+    if (const char* fault = std::getenv(fault_variable)) {
         // N:ENOSPC[:persist] or N:EIO[:persist]
         std::string spec(fault);
-        m_fault_at = std::strtoull(spec.c_str(), nullptr, 10);
-        m_fault_errno = spec.find("EIO") != std::string::npos ? EIO : ENOSPC;
-        m_fault_persist = spec.find(":persist") != std::string::npos;
+        fault_at = std::strtoull(spec.c_str(), nullptr, 10);
+        fault_errno = spec.find("EIO") != std::string::npos ? EIO : ENOSPC;
+        fault_persist = spec.find(":persist") != std::string::npos;
     }
+}
+
+int Failpoints::count() {
+    ++steps;
+    if (kill_at != 0 && steps == kill_at) {
+        std::raise(SIGKILL);
+    }
+    return fault_at != 0 && (steps == fault_at || (fault_persist && steps > fault_at)) ? fault_errno : 0;
+}
+
+Fs::Fs() : m_change("VENVTX_FAILPOINT", "VENVTX_FAULT"), m_hold("VENVTX_HOLD_FAILPOINT", "VENVTX_HOLD_FAULT") {
     if (const char* hook = std::getenv("VENVTX_HOOK")) {
         std::string spec(hook);
         std::size_t colon = spec.find(':');
@@ -198,13 +209,25 @@ void Fs::hook(const char* point) const {
 }
 
 void Fs::step(const char* op, const stdfs::path& path) {
-    ++m_steps;
-    if (m_kill_at != 0 && m_steps == m_kill_at) {
-        std::raise(SIGKILL);
+    if (int err = m_change.count()) {
+        fail(op, path, err);
     }
-    if (m_fault_at != 0 && (m_steps == m_fault_at || (m_fault_persist && m_steps > m_fault_at))) {
-        fail(op, path, m_fault_errno);
+}
+
+bool Fs::hold_link(int from_dir, const char* from, int to_dir, const char* to) {
+    if (int err = m_hold.count()) {
+        errno = err;
+        return false;
     }
+    return ::linkat(from_dir, from, to_dir, to, 0) == 0;
+}
+
+bool Fs::hold_unlink(int dir, const char* name) {
+    if (int err = m_hold.count()) {
+        errno = err;
+        return false;
+    }
+    return ::unlinkat(dir, name, 0) == 0;
 }
 
 void Fs::rename(const stdfs::path& from, const stdfs::path& to) {

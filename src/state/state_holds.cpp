@@ -3,6 +3,7 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/store/holds.hpp"
@@ -16,6 +17,7 @@
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace venvtx {
 
@@ -24,11 +26,8 @@ namespace {
 namespace stdfs = std::filesystem;
 
 // Directories opened beneath their roots without following a symlink: the last one of the venv's
-// kept (a RECORD lists a directory's files together), and holds/.
-// Its linkat/unlinkat bypass the fs seam on purpose: they only add or drop a name under the
-// store's holds/ (contained: both directories were opened through Confinement), never change a
-// venv path, and are not failpoint steps, so the crash and fault sweeps keep counting the steps
-// of the change itself. A hold cut short is harmless: relinked by the next hold, swept by gc.
+// kept (a RECORD lists a directory's files together), and holds/. Links go through the fs seam's
+// hold steps (Fs::hold_link). A hold cut short is harmless: relinked by the next hold, swept by gc.
 class HoldLinker {
 public:
     HoldLinker(const VenvLayout& layout, const Holds& holds) : m_layout(layout), m_holds(holds) {}
@@ -60,11 +59,13 @@ public:
                 return false;
             }
         }
+        Fs& fs = Fs::instance();
         for (int attempt = 0; attempt < 2; ++attempt) {
-            if (::linkat(m_dir.get(), m_leaf.c_str(), m_holds_dir.get(), hex.c_str(), 0) == 0) {
+            if (fs.hold_link(m_dir.get(), m_leaf.c_str(), m_holds_dir.get(), hex.c_str())) {
                 return true;
             }
             if (errno != EEXIST) {
+                m_failed = m_failed || errno == ENOSPC || errno == EDQUOT || errno == EIO;
                 return false;
             }
             struct stat there {};
@@ -72,10 +73,17 @@ public:
                 there.st_ino == st.st_ino && there.st_dev == st.st_dev) {
                 return true; // linked by a hold cut short before its row
             }
-            ::unlinkat(m_holds_dir.get(), hex.c_str(), 0);
+            if (!fs.hold_unlink(m_holds_dir.get(), hex.c_str()) && errno != ENOENT) {
+                m_failed = true;
+                return false;
+            }
         }
         return false;
     }
+
+    // Whether a link failed for want of room or by an I/O error since the last call: the
+    // distribution is then held again by the next command, not recorded as held.
+    bool take_failure() { return std::exchange(m_failed, false); }
 
 private:
     const VenvLayout& m_layout;
@@ -84,6 +92,7 @@ private:
     UniqueFd m_dir;
     std::string m_leaf;
     UniqueFd m_holds_dir;
+    bool m_failed = false;
 };
 
 std::int64_t mtime_ns_of(const struct stat& st) {
@@ -197,9 +206,12 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
             for (auto& file : files) {
                 items.push_back(std::move(file));
             }
+            count.unheld += unheld;
+            if (linker.take_failure()) {
+                continue; // its links stay, and are found again (same inode) by the next hold
+            }
             holds.save(dist->record, items, unheld, held);
             ++count.dists;
-            count.unheld += unheld;
         }
         saved.commit();
     } catch (const std::exception&) { // a damaged index, a full disk: this state is not held

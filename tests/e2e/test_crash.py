@@ -205,6 +205,74 @@ class OutsideRollbackSweep(SweepCase):
         InjectedIoErrors.fault_sweep(self, self.outside_removal(), ["rollback"], ("ENOSPC", "EIO:persist"), every=6)
 
 
+class HoldSweep(SweepCase):
+    """The first hold of a venv (issue 38), killed before its k-th link (VENVTX_HOLD_FAILPOINT)
+    or failed there by ENOSPC or a persistent EIO (VENVTX_HOLD_FAULT), sampled as the other sweeps
+    are. After it: the index is intact; the next venvtx command holds what the cut-short one did
+    not, so a plain pip uninstall then is undone to the exact bytes; and a plain uninstall made
+    before any other venvtx command is either undone exactly or refused with the venv as pip left
+    it, never put back wrong."""
+    SAMPLE_EVERY = 30
+
+    def setUp(self):
+        super().setUp()
+        self.template = self.prepare()
+        self.fresh(self.template)
+        stamp = self.venvtx("-v", "stamp")
+        self.assertEqual(stamp.returncode, 0, stamp.stderr)
+        self.links = int(stamp.stderr.split("venvtx: held ")[1].split()[0])
+        self.assertGreater(self.links, 30)
+
+    def plain_uninstall(self):
+        pip = subprocess.run([sys.executable, "-m", "pip", "--python", os.path.join(self.venv, "bin", "python"),
+                              "uninstall", "-q", "-y", "flash-attn", "nvidia-nccl-cu13"],
+                             capture_output=True, text=True, env=dict(self.env, PIP_CONFIG_FILE=os.devnull))
+        self.assertEqual(pip.returncode, 0, pip.stdout + pip.stderr)
+
+    def after_cut(self, point, env, expected_rc, mismatches):
+        """Both continuations of a hold cut at `point`; each mismatch appended."""
+        for settle in (True, False):
+            self.fresh(self.template)
+            before = tree_hash(self.venv)
+            cut = self.venvtx("stamp", env=dict(self.env, **env))
+            if cut.returncode != expected_rc:
+                mismatches.append((point, settle, "stamp exit %d" % cut.returncode, cut.stderr[-300:]))
+                continue
+            self.final_state()  # the index's integrity
+            if settle:
+                self.assertEqual(self.venvtx("log").returncode, 0)  # any command that records holds
+            self.plain_uninstall()
+            removed = tree_hash(self.venv)
+            undo = self.venvtx("rollback", "--no-probe")
+            tree = tree_hash(self.venv)
+            exact = undo.returncode == 0 and tree == before
+            refused = not settle and undo.returncode == 2 and tree == removed
+            if not (exact or refused):
+                mismatches.append((point, settle, undo.returncode, tree == before, tree == removed,
+                                   (undo.stdout + undo.stderr)[-300:]))
+
+    def points(self):
+        return [k for k in range(1, self.links + 1) if sampled(k, self.SAMPLE_EVERY, (self.links,),
+                                                                self.sample_offset())]
+
+    def test_kills(self):
+        mismatches = []
+        points = self.points()
+        for point in points:
+            self.after_cut(point, {"VENVTX_HOLD_FAILPOINT": str(point)}, KILLED, mismatches)
+        print("\n  first hold killed at %d of %d links, %d mismatches" % (len(points), self.links, len(mismatches)))
+        self.assertEqual(mismatches, [])
+
+    def test_enospc_and_eio(self):
+        mismatches = []
+        points = self.points()
+        for n, point in enumerate(points):
+            kind = ("ENOSPC", "EIO:persist")[n % 2]
+            self.after_cut(point, {"VENVTX_HOLD_FAULT": "%d:%s" % (point, kind)}, 0, mismatches)
+        print("\n  first hold failed at %d of %d links, %d mismatches" % (len(points), self.links, len(mismatches)))
+        self.assertEqual(mismatches, [])
+
+
 class CommandSweep(SweepCase):
     """Around an external command (install and run share the code): touch capture (the
     default) at sampled steps; link capture at sampled steps of a run and of a pip

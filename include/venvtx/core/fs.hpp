@@ -1,7 +1,8 @@
 // The filesystem seam: every mutating system call venvtx makes goes through Fs, confined to the
 // venv and the store (Confinement: no symlink is followed on the way), so tests can
 // inject a crash (VENVTX_FAILPOINT=N: SIGKILL before the Nth step) or an I/O error
-// (VENVTX_FAULT=N:ENOSPC|EIO[:persist]: the Nth step, or every step from it, fails).
+// (VENVTX_FAULT=N:ENOSPC|EIO[:persist]: the Nth step, or every step from it, fails); the holds'
+// links have their own pair (VENVTX_HOLD_FAILPOINT, VENVTX_HOLD_FAULT).
 #pragma once
 
 #include "venvtx/core/error.hpp"
@@ -25,6 +26,20 @@ public:
 
 private:
     int m_errno;
+};
+
+// One set of failpoints: SIGKILL before the Nth step, or an errno at the Nth (or every step
+// from it, with :persist), from a pair of environment variables.
+struct Failpoints {
+    Failpoints(const char* kill_variable, const char* fault_variable);
+    // Counts a step; may kill the process; the errno to fail it with, or 0.
+    int count();
+
+    std::uint64_t steps = 0;
+    std::uint64_t kill_at = 0;
+    std::uint64_t fault_at = 0;
+    int fault_errno = 0;
+    bool fault_persist = false;
 };
 
 class Fs {
@@ -82,16 +97,20 @@ public:
     // "recheck": it has put every path in place and is about to check them.
     void hook(const char* point) const;
 
+    // A hold's second name (state/state_holds): linkat/unlinkat between directories the caller
+    // opened through Confinement, only ever under the store's holds/. Their steps are counted
+    // apart from a change's (VENVTX_HOLD_FAILPOINT, VENVTX_HOLD_FAULT), so the sweeps of a change
+    // keep their numbering. False with errno set where the call fails: the caller decides.
+    bool hold_link(int from_dir, const char* from, int to_dir, const char* to);
+    bool hold_unlink(int dir, const char* name);
+
 private:
     Fs();
     // Counts one mutating step; may kill the process or fail it per the failpoint settings.
     void step(const char* op, const stdfs::path& path);
 
-    std::uint64_t m_steps = 0;
-    std::uint64_t m_kill_at = 0;
-    std::uint64_t m_fault_at = 0;
-    int m_fault_errno = 0;
-    bool m_fault_persist = false;
+    Failpoints m_change;
+    Failpoints m_hold;
     std::string m_hook_point;
     std::string m_hook_command;
 };
