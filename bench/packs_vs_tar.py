@@ -82,7 +82,7 @@ def main():
                 subprocess.run(["cp", "-a", template, copy], check=True)
             before = tree(copies["packed"])
             for copy in ("packed", "loose"):
-                timed([venvtx, "--venv", copies[copy], "-q", "remove", *remove_vs_pip.NAMES])
+                timed([venvtx, "--venv", copies[copy], "-q", "remove", "--no-probe", *remove_vs_pip.NAMES])
             store = os.path.join(copies["packed"], ".venvtx")
             tarball = os.path.join(work, "objects.tar.zst")
             if os.path.exists(tarball):

@@ -148,7 +148,7 @@ def main():
             for copy in (a, b):
                 shutil.rmtree(copy, ignore_errors=True)
                 subprocess.run(["cp", "-a", template, copy], check=True)
-            runs = [("venvtx", [args.venvtx, "--venv", a, "--quiet", "remove", *NAMES], ours),
+            runs = [("venvtx", [args.venvtx, "--venv", a, "--quiet", "remove", "--no-probe", *NAMES], ours),
                     ("pip", [b + "/bin/python", "-m", "pip", "uninstall", "-y", "-q", *NAMES], theirs)]
             if round_no % 2:
                 runs.reverse()

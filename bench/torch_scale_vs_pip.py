@@ -105,10 +105,10 @@ def main():
                 a, b = copies[0], copies[1]
                 by_venvtx = [a] + copies[2:]  # venvtx's copy and the baseline's, each compared with pip's
                 verbosity = "-v" if args.phases else "--quiet"
-                runs = [("venvtx", [venvtx, "--venv", a, verbosity, "remove", *names]),
+                runs = [("venvtx", [venvtx, "--venv", a, verbosity, "remove", "--no-probe", *names]),
                         ("pip", [b + "/bin/python", "-m", "pip", "uninstall", "-y", "-q", *names])]
                 if baseline:
-                    runs.append(("baseline", [baseline, "--venv", copies[2], "--quiet", "remove", *names]))
+                    runs.append(("baseline", [baseline, "--venv", copies[2], "--quiet", "remove", "--no-probe", *names]))
                 for who, cmd in rotated(runs, round_no):
                     seconds, proc = timed(cmd)
                     results.setdefault((label, who), []).append(seconds)

@@ -101,7 +101,7 @@ def main():
             b = uv_shaped_copy(template, os.path.join(work, "b"), os.path.join(work, "cache-b"))
             before = inode_facts(a)
             env = dict(os.environ, UV_CACHE_DIR=os.path.join(work, "cache-a"))
-            runs = [("venvtx", [venvtx, "--venv", a, "--quiet", "remove", *CU13]),
+            runs = [("venvtx", [venvtx, "--venv", a, "--quiet", "remove", "--no-probe", *CU13]),
                     ("pip", [b + "/bin/python", "-m", "pip", "uninstall", "-y", "-q", *CU13])]
             for who, cmd in runs if round_no % 2 == 0 else reversed(runs):
                 (ours if who == "venvtx" else theirs).append(timed(cmd, env)[0])

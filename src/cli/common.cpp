@@ -125,6 +125,7 @@ MutationOptions MutationFlags::resolve(const SavedDefaults& saved, const VenvLay
     check_probe_syntax(layout, options.probe.code);
     options.probe.timeout_s = probe_timeout.value_or(saved.probe_timeout.value_or(300));
     options.probe.gpus = parse_gpu_expectation(gpus.value_or(saved.gpus.value_or("auto")));
+    options.probe_declined = no_probe;
     options.no_baseline = no_baseline;
     options.dry_run = dry_run;
     options.force = force;
@@ -184,7 +185,7 @@ int finish(const Output& out, const Outcome& outcome) {
         }
         out.say("committed tx " + std::to_string(tx.id) + " (" + what + "): " +
                 std::to_string(tx.files.removed) + " files removed, " + std::to_string(tx.files.added) +
-                " added, " + std::to_string(tx.files.modified) + " modified" +
+                " added, " + std::to_string(tx.files.modified) + " modified" + (tx.probe ? "" : ", not probed") +
                 (tx.undoes ? "" : "; undo with `venvtx rollback`"));
     }
     return static_cast<int>(outcome.code);

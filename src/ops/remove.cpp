@@ -6,6 +6,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/elf/removal_impact.hpp"
+#include "venvtx/ops/unprobed_removal.hpp"
 #include "venvtx/ops/keep_going.hpp"
 #include "venvtx/report/plan_text.hpp"
 #include "venvtx/store/indexed_facts.hpp"
@@ -169,6 +170,11 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
                                [&](const nlohmann::json&) { return removal_plan_json(planned.plan, planned.impact); },
                                "what-if: removing in a private view and probing");
         }
+        if (options.mutation.probe.code.empty() && !options.mutation.probe_declined && !options.mutation.force) {
+            if (auto breakage = unprobed_breakage(planned.impact, planned.inventory)) {
+                context.out.say("without a probe it would be refused: " + breakage->what + ". " + breakage->how);
+            }
+        }
         context.out.say("dry run: nothing changed");
         Outcome outcome;
         outcome.dry_run = true;
@@ -182,6 +188,7 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();
     PlannedRemoval planned = plan_with_impact(context, options, &store);
+    refuse_unprobed_breakage(options.mutation, planned.impact, planned.inventory);
     if (options.keep_going) {
         return retain_after(context, store, remove_keep_going(context, options, store, planned));
     }

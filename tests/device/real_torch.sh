@@ -108,7 +108,7 @@ for name in ${HARMLESS:-networkx jinja2}; do
   vx remove "$name" --dry-run > /dev/null 2>&1 && harmless+=("$name")
 done
 if [ ${#harmless[@]} -gt 0 ]; then
-  t=$(now); vx remove "${harmless[@]}" --no-baseline > "$OUT/4-remove.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
+  t=$(now); vx remove "${harmless[@]}" --no-probe --no-baseline > "$OUT/4-remove.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
   row "remove ${harmless[*]}" "exit $rc" "${dt_ours}s (no probe)"
   t=$(now); vx rollback > "$OUT/4-rollback.txt" 2>&1; rc=$?; dt=$(elapsed "$t")
   back=$(tree_hash "$a" after-rollback)
@@ -118,7 +118,7 @@ if [ ${#harmless[@]} -gt 0 ]; then
   t=$(now); "$b/bin/python" -m pip uninstall -y -q "${harmless[@]}" > "$OUT/5-pip.txt" 2>&1; rc=$?; dt_pip=$(elapsed "$t")
   row "pip uninstall ${harmless[*]}" "exit $rc" "${dt_pip}s; venvtx/pip = $(ratio "$dt_ours" "$dt_pip")x"
 fi
-t=$(now); vx remove 'nvidia-*-cu13' --no-baseline > "$OUT/5-remove-cu13.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
+t=$(now); vx remove 'nvidia-*-cu13' --no-probe --no-baseline > "$OUT/5-remove-cu13.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
 t=$(now); "$b/bin/python" -m pip uninstall -y -q $(cd "$b" && bin/python -m pip list --format=freeze 2>/dev/null | grep -i '^nvidia-.*-cu13=' | cut -d= -f1) > "$OUT/5-pip-cu13.txt" 2>&1; rc2=$?; dt_pip=$(elapsed "$t")
 row "remove nvidia-*-cu13 (no probe)" "exit $rc/$rc2" "venvtx ${dt_ours}s, pip ${dt_pip}s: $(ratio "$dt_ours" "$dt_pip")x"
 
@@ -147,7 +147,7 @@ with zipfile.ZipFile(os.path.join(out, "%s-%s.whl" % (name, tag)), "w", zipfile.
 print(len(keep), "files")
 PY
 before_torch=$(tree_hash "$a" before-torch)
-t=$(now); vx remove torch --no-baseline > "$OUT/6-remove-torch.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
+t=$(now); vx remove torch --no-probe --no-baseline > "$OUT/6-remove-torch.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")
 t=$(now); "$b/bin/python" -m pip uninstall -y -q torch > "$OUT/6-pip-torch.txt" 2>&1; rc2=$?; dt_pip=$(elapsed "$t")
 row "remove torch (no probe)" "exit $rc/$rc2" "venvtx ${dt_ours}s, pip ${dt_pip}s: $(ratio "$dt_ours" "$dt_pip")x (goal 0.6x)"
 t=$(now); vx rollback > "$OUT/6-rollback-torch.txt" 2>&1; rc=$?; dt_ours=$(elapsed "$t")

@@ -50,7 +50,7 @@ def history_steps(wheel_args):
         (["remove", "flashinfer-python"], 0),                                              # 8 committed again
         (["rollback"], 0),                                                                 # 9 undone by 10
         (["rollback", "--redo"], 0),                                                       # 10 redo of 9
-        (["remove", "nvidia-nccl-cu13"], 0),                                               # 11 committed
+        (["remove", "nvidia-nccl-cu13", "--no-probe"], 0),                                 # 11 committed
         (["run", "--", "sh", "-c", run_b], 0),                                             # 12 committed
     ]
 
@@ -529,7 +529,7 @@ class Policy(GcCase):
         self.assertEqual(self.live_ids(), [10, 11, 12])
         self.assertEqual(self.footer(), "keep the last 3 committed transactions; applied after every commit")
         # Five more commits: after each, exactly the newest three are unpruned.
-        more = [["remove", "flash-attn"], ["rollback"], ["rollback", "--redo"], ["remove", "nvidia-cudnn-cu13"],
+        more = [["remove", "flash-attn"], ["rollback"], ["rollback", "--redo"], ["remove", "nvidia-cudnn-cu13", "--no-probe"],
                 ["run", "--", "sh", "-c", "echo more > \"$VIRTUAL_ENV/bin/more\""]]
         for args in more:
             proc = self.venvtx(*args)
@@ -546,7 +546,7 @@ class Policy(GcCase):
         self.assertEqual(doc["policy"], stored)
         self.assertEqual(self.footer(), "keep the last 3 committed transactions; applied by `venvtx gc` only")
         live = self.live_ids()
-        for args in (["remove", "nvidia-nvshmem-cu13"], ["rollback"],
+        for args in (["remove", "nvidia-nvshmem-cu13", "--no-probe"], ["rollback"],
                      ["run", "--", "sh", "-c", "echo again > \"$VIRTUAL_ENV/bin/again\""]):
             proc = self.venvtx(*args)
             self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
@@ -761,8 +761,8 @@ class GcSweep(test_crash.SweepCase, GcCase):
 
     def template_with_leftovers(self):
         template = self.prepare(["remove", "sglang"], ["remove", "flash-attn"], ["rollback"],
-                                ["remove", "nvidia-nccl-cu13", "flashinfer-python"], ["rollback"],
-                                ["remove", "nvidia-cusparselt-cu13"], ["remove", "flash-attn"])
+                                ["remove", "nvidia-nccl-cu13", "flashinfer-python", "--no-probe"], ["rollback"],
+                                ["remove", "nvidia-cusparselt-cu13", "--no-probe"], ["remove", "flash-attn"])
         store = os.path.join(template, ".venvtx")
         for rel in ("trash/3-77/a", "trash/3-77/sub/b", "staging/999/x", "preview/4242-1/upper/y"):
             os.makedirs(os.path.dirname(os.path.join(store, rel)), exist_ok=True)

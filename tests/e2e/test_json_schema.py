@@ -95,6 +95,8 @@ class JsonSchema(VenvTestCase):
         self.error("not_a_venv", 2, "--venv", self.tmp, "log")
         self.error("nothing_to_undo", 2, "rollback")
         self.error("prompt", 2, "run", "--", "pip", "uninstall", "flash-attn")
+        broken = self.error("unprobed_breakage", 2, "remove", "nvidia-cusparselt-cu13")
+        self.assertEqual((broken["details"]["libraries"], broken["details"]["probe"]), (["libcusparseLt.so.0"], "import torch"))
         self.error("installer_failed", 2, "install", "--installer", "pip", "no-such-dist", "--dry-run", *w)
         # A history: a stamp, a removal, an install, a run that changes nothing.
         self.check("stamp", 0, "stamp", "--comment", "before", mutates=True)

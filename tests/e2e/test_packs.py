@@ -241,7 +241,7 @@ class RollbackFromPacksSweep(test_crash.SweepCase):
     the tenth, then sampled (VENVTX_FULL_SWEEPS=1: every step)."""
 
     def template(self):
-        template = self.prepare(["remove", "sglang", "flash*"], ["remove", "nvidia-nccl-cu13"])
+        template = self.prepare(["remove", "sglang", "flash*"], ["remove", "nvidia-nccl-cu13", "--no-probe"])
         proc = subprocess.run([VENVTX, "--venv", template, "gc", "--loose", "0"], capture_output=True,
                               text=True, env=self.env)
         self.assertEqual(proc.returncode, 0, proc.stderr)

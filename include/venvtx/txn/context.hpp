@@ -27,6 +27,7 @@ enum class PreviewMode { automatic, always, never };
 
 struct MutationOptions {
     ProbeSettings probe;
+    bool probe_declined = false;  // --no-probe: no probe, knowingly (a removal that breaks a library goes)
     bool no_baseline = false;
     bool dry_run = false;
     bool force = false;  // past a guard rail or a drift refusal, storing what it overwrites first
