@@ -16,6 +16,10 @@ void say_removal_plan(const Output& out, const RemovalPlan& plan) {
     for (const auto& shared : plan.shared_kept) {
         out.say("  keeping " + shared.path + ": " + shared.kept_for + " also owns it");
     }
+    for (const auto& outside : plan.outside) {
+        out.warn("not removing '" + outside.path + "' (RECORD of " + outside.owner +
+                 "): outside the venv (--strict refuses)");
+    }
     if (!plan.missing.empty()) {
         out.debug(std::to_string(plan.missing.size()) + " RECORD path(s) already missing, e.g. " +
                   plan.missing.front());
@@ -63,6 +67,10 @@ nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& i
     for (const auto& file : plan.shared_kept) {
         shared.push_back({{"path", file.path}, {"kept_for", file.kept_for}});
     }
+    nlohmann::json outside = nlohmann::json::array();
+    for (const auto& path : plan.outside) {
+        outside.push_back({{"path", path.path}, {"owner", path.owner}});
+    }
     nlohmann::json broken = nlohmann::json::array();
     for (const auto& requirement : plan.broken_requirements) {
         broken.push_back({{"dependent", requirement.dependent},
@@ -76,7 +84,8 @@ nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& i
                            {"directories", plan.dirs.size()},
                            {"bytes", plan.bytes},
                            {"shared_kept", shared},
-                           {"unmatched", plan.unmatched}};
+                           {"unmatched", plan.unmatched},
+                           {"outside", outside}};
     json.update(removal_impact_json(impact));
     return json;
 }

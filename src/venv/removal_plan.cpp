@@ -41,8 +41,8 @@ bool is_bytecode_of(const std::string& file, const std::string& stem) {
 
 class Planner {
 public:
-    Planner(const VenvLayout& layout, const stdfs::path& store_root)
-        : m_layout(layout), m_resolver(layout, store_root) {}
+    Planner(const VenvLayout& layout, const stdfs::path& store_root, bool strict)
+        : m_layout(layout), m_resolver(layout, store_root), m_strict(strict) {}
 
     // A staying distribution's entries are resolved only when a removed path has their file name.
     void note_staying(const Distribution& dist) {
@@ -57,7 +57,16 @@ public:
     void add_distribution(const Distribution& dist) {
         require_record(dist);
         for (const auto& entry : dist.record) {
-            auto rel = m_resolver.resolve(dist.site_packages, entry.path, dist.name);
+            std::optional<std::string> rel;
+            try {
+                rel = m_resolver.resolve(dist.site_packages, entry.path, dist.name);
+            } catch (const Error&) { // outside the venv: never touched; skipped by name unless --strict
+                if (m_strict) {
+                    throw;
+                }
+                m_plan.outside.push_back({entry.path, dist.name});
+                continue;
+            }
             if (!rel) {
                 m_plan.missing.push_back(entry.path); // its directory is gone: no resolved form
                 continue;
@@ -229,48 +238,81 @@ private:
         return kept;
     }
 
+    // pip's rule (compress_for_rename): a directory that holds a removed file goes whole, empty
+    // subdirectories with it, when every file below it goes; nothing above such a directory goes
+    // (a `share/` a `.data/` install left is not the distribution's to remove, even empty).
     void find_empty_dirs() {
         std::unordered_map<std::string, std::string> owner_of_dir; // the owner of its first planned file
         for (const auto& planned : m_plan.files) {
-            for (std::size_t slash = planned.path.rfind('/'); slash != std::string::npos && slash > 0;
-                 slash = planned.path.rfind('/', slash - 1)) {
+            std::size_t slash = planned.path.rfind('/');
+            if (slash != std::string::npos && slash > 0) {
                 std::string dir = planned.path.substr(0, slash);
-                if (!owner_of_dir.try_emplace(dir, planned.owner).second) {
-                    break; // its parents were seen with it
-                }
+                owner_of_dir.try_emplace(dir, planned.owner);
                 m_dir_candidates.insert(std::move(dir));
             }
         }
         std::set<std::string> kept = protected_dirs();
-        std::vector<std::string> candidates;
-        for (const auto& dir : m_dir_candidates) {
-            if (kept.count(dir) == 0) {
-                candidates.push_back(dir);
+        std::vector<std::string> candidates(m_dir_candidates.begin(), m_dir_candidates.end());
+        std::stable_sort(candidates.begin(), candidates.end(),
+                         [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+        std::vector<std::pair<std::string, std::string>> gone; // (directory, owner)
+        std::vector<std::string> wholes;
+        for (const auto& dir : candidates) {
+            bool inside = std::any_of(wholes.begin(), wholes.end(), [&](const std::string& whole) {
+                return dir.size() > whole.size() && dir.compare(0, whole.size() + 1, whole + "/") == 0;
+            });
+            std::vector<std::string> below;
+            std::vector<std::string> links;
+            if (inside || kept.count(dir) != 0 || observe(dir).type != NodeType::dir ||
+                !goes_whole(dir, kept, below, links)) {
+                continue;
+            }
+            wholes.push_back(dir);
+            auto owner = owner_of_dir.find(dir);
+            std::string who = owner == owner_of_dir.end() ? std::string() : owner->second;
+            for (const auto& link : links) {
+                add_path(link, who, false); // the link itself, never what it points to
+            }
+            gone.emplace_back(dir, who);
+            for (const auto& sub : below) {
+                auto sub_owner = owner_of_dir.find(sub);
+                gone.emplace_back(sub, sub_owner == owner_of_dir.end() ? who : sub_owner->second);
             }
         }
         auto depth = [](const std::string& path) { return std::count(path.begin(), path.end(), '/'); };
-        std::stable_sort(candidates.begin(), candidates.end(),
-                         [&](const std::string& a, const std::string& b) { return depth(a) > depth(b); });
-        std::set<std::string> removable;
-        for (const auto& dir : candidates) {
-            NodeState state = observe_node(m_layout.root / dir);
-            if (state.type != NodeType::dir) {
+        std::stable_sort(gone.begin(), gone.end(),
+                         [&](const auto& a, const auto& b) { return depth(a.first) > depth(b.first); });
+        for (const auto& [dir, owner] : gone) {
+            m_plan.dirs.push_back({dir, observe(dir), owner, {}});
+        }
+    }
+
+    // Whether nothing but planned files lies below `dir` (a protected directory never goes);
+    // `below` gets its subdirectories, `links` its symlinks to directories, which pip's walk
+    // counts as directories it does not enter: they go with the tree (the links, not their
+    // targets).
+    bool goes_whole(const std::string& dir, const std::set<std::string>& kept, std::vector<std::string>& below,
+                    std::vector<std::string>& links) {
+        for (const auto& name : list_dir(dir)) {
+            std::string child = (stdfs::path(dir) / name).string();
+            if (m_planned.count(child) != 0) {
                 continue;
             }
-            bool empty_after = true;
-            for (const auto& name : list_dir(dir)) {
-                std::string child = (stdfs::path(dir) / name).string();
-                if (m_planned.count(child) == 0 && removable.count(child) == 0) {
-                    empty_after = false;
-                    break;
-                }
+            NodeType type = observe(child).type;
+            std::error_code error;
+            if (type == NodeType::symlink && stdfs::is_directory(m_layout.root / child, error)) {
+                links.push_back(child);
+                continue;
             }
-            if (empty_after) {
-                removable.insert(dir);
-                auto owner = owner_of_dir.find(dir);
-                m_plan.dirs.push_back({dir, state, owner == owner_of_dir.end() ? std::string() : owner->second, {}});
+            if (kept.count(child) != 0 || type != NodeType::dir) {
+                return false;
+            }
+            below.push_back(child);
+            if (!goes_whole(child, kept, below, links)) {
+                return false;
             }
         }
+        return true;
     }
 
     const VenvLayout& m_layout;
@@ -289,6 +331,7 @@ private:
     std::map<std::string, std::vector<std::string>> m_listing_cache;
     std::optional<std::string> m_last_dir;
     UniqueFd m_last_fd;
+    bool m_strict;
 };
 
 } // namespace
@@ -356,7 +399,7 @@ RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distributio
                          const std::vector<std::string>& patterns, const stdfs::path& store_root, bool strict) {
     TargetSelection selection = select_targets(dists, patterns, strict);
     const std::set<const Distribution*>& targets = selection.targets;
-    Planner planner(layout, store_root);
+    Planner planner(layout, store_root, strict);
     for (const auto& dist : dists) {
         if (targets.count(&dist) == 0) {
             planner.note_staying(dist);

@@ -106,12 +106,20 @@ class BadInput(VenvTestCase):
         with open(os.path.join(self.dist_info("flash_attn"), "RECORD"), "a") as f:
             f.write("%s,,\n" % escape)
         before = tree_hash(self.venv)
-        proc = self.venvtx("remove", "flash-attn")
+        # --strict refuses the whole removal; without it the path is skipped by name, as pip
+        # skips what lies outside its prefix, and everything inside the venv goes.
+        proc = self.venvtx("remove", "flash-attn", "--strict")
         self.assertOneLineError(proc, 2)
         self.assertIn("outside the venv", proc.stderr)
         self.assertTreeEqual(before, tree_hash(self.venv))
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("not removing '%s'" % escape, proc.stderr)
+        self.assertEqual([d for d in os.listdir(self.site) if d.startswith("flash_attn")], [])
         with open(canary) as f:
             self.assertEqual(f.read(), "still here")
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
 
     def test_symlink_in_site_packages_pointing_outside(self):
         target_dir = os.path.join(self.tmp, "outside")
@@ -159,9 +167,18 @@ class BadInput(VenvTestCase):
         with open(os.path.join(self.dist_info("flash_attn"), "RECORD"), "a") as f:
             f.write("flash_attn/sneaky/victim.py,,\n")
         before = tree_hash(self.venv)
-        proc = self.venvtx("remove", "flash-attn")
+        outside_before = tree_hash(outside)
+        proc = self.venvtx("remove", "flash-attn", "--strict")
         self.assertOneLineError(proc, 2)
-        self.assertTrue(os.path.exists(os.path.join(outside, "victim.py")))
+        self.assertTreeEqual(before, tree_hash(self.venv))
+        # Without --strict the path is skipped by name (it resolves outside the venv), and the
+        # package goes whole with its link, as pip removes it; what the link points to stays.
+        proc = self.venvtx("remove", "flash-attn")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("not removing 'flash_attn/sneaky/victim.py'", proc.stderr)
+        self.assertEqual([d for d in os.listdir(self.site) if d.startswith("flash_attn")], [])
+        self.assertTreeEqual(outside_before, tree_hash(outside))
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
     def test_a_probe_that_is_not_python_is_refused_before_anything_runs(self):

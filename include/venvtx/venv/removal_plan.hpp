@@ -27,6 +27,11 @@ struct SharedFile {
     std::string kept_for;  // the staying distribution that also owns it
 };
 
+struct OutsidePath {
+    std::string path;   // as RECORD writes it
+    std::string owner;  // the distribution whose RECORD lists it
+};
+
 // A staying distribution whose Requires-Dist (for this interpreter, no extra) names a removed one.
 struct BrokenRequirement {
     std::string dependent;    // "sglang 0.5.5"
@@ -44,6 +49,7 @@ struct RemovalPlan {
     std::uint64_t bytes = 0;
     std::vector<BrokenRequirement> broken_requirements;
     std::vector<std::string> unmatched;  // patterns skipped: they matched nothing (as pip skips)
+    std::vector<OutsidePath> outside;    // RECORD paths outside the venv: not removed (as pip skips them)
 };
 
 struct TargetSelection {
