@@ -1,0 +1,205 @@
+"""Remove what pip removes (issue 42): the uninstall situations of pip's own tests, rebuilt
+offline on twin copies of one venv. Real `pip uninstall -y` on one, `venvtx remove` on the
+other; the trees (this suite's own hashing) must agree, or differ exactly as docs/guarantees.md
+says they deliberately do; then `venvtx rollback` must bring back the exact tree, and nothing
+outside the venv may change. Peer tests cited per case: pip `src/pip/_internal/req/
+req_uninstall.py` (compress_for_rename, UninstallPathSet), `tests/unit/test_req_uninstall.py`,
+`tests/functional/test_uninstall.py`."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from support import VENVTX, tree_hash, tree_diff, write_wheel
+
+
+class Twins(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="venvtx-parity-%s-" % self._testMethodName)
+        self.wheels = os.path.join(self.tmp, "wheels")
+        os.mkdir(self.wheels)
+        self.env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1",
+                        PIP_DISABLE_PIP_VERSION_CHECK="1")
+        self.env.pop("VIRTUAL_ENV", None)
+        self.pip_venv = os.path.join(self.tmp, "pip")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", self.pip_venv], check=True)
+        self.site_rel = os.path.relpath(self.site(self.pip_venv), self.pip_venv)
+
+    def tearDown(self):
+        if not getattr(self, "_kept", False):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def site(self, venv):
+        lib = os.path.join(venv, "lib")
+        return os.path.join(lib, [d for d in os.listdir(lib) if d.startswith("python")][0], "site-packages")
+
+    def pip(self, venv, *args):
+        proc = subprocess.run([sys.executable, "-m", "pip", "--python", os.path.join(venv, "bin", "python"), *args],
+                              capture_output=True, text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        return proc
+
+    def install(self, *names):
+        self.pip(self.pip_venv, "install", "-q", "--no-index", "--find-links", self.wheels, *names)
+
+    def twin(self):
+        """The venvtx copy of the pip venv, made now (after the setup both share)."""
+        self.ours = os.path.join(self.tmp, "ours")
+        subprocess.run(["cp", "-a", self.pip_venv, self.ours], check=True)
+        self.original = tree_hash(self.ours)
+        return self.ours
+
+    def both_remove(self, *names):
+        """pip uninstall -y on one twin, venvtx remove on the other; returns venvtx's process."""
+        ours = self.twin()
+        self.pip(self.pip_venv, "uninstall", "-y", *names)
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "--no-probe", *names], capture_output=True,
+                              text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        return proc
+
+    def assertAgree(self, pip_only=(), ours_only=()):
+        """The twins' trees agree but for `pip_only` (left by pip, not by venvtx) and `ours_only`."""
+        theirs, ours = tree_hash(self.pip_venv), tree_hash(self.ours)
+        left_by_pip = sorted(set(theirs) - set(ours))
+        left_by_us = sorted(set(ours) - set(theirs))
+        self.assertEqual((left_by_pip, left_by_us), (sorted(pip_only), sorted(ours_only)),
+                         tree_diff(theirs, ours))
+        for path in set(theirs) & set(ours):
+            self.assertEqual(theirs[path], ours[path], path)
+
+    def assertRollbackExact(self):
+        proc = subprocess.run([VENVTX, "--venv", self.ours, "rollback", "--no-probe"], capture_output=True,
+                              text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(self.original, tree_hash(self.ours), tree_diff(self.original, tree_hash(self.ours)))
+
+    def rel(self, *parts):
+        return os.path.join(self.site_rel, *parts)
+
+
+class SameAsPip(Twins):
+    def test_empty_subdirectories_go_with_their_package(self):
+        # compress_for_rename: a directory whose files all go is renamed away whole, an empty
+        # subdirectory (a cache the package made at run time) with it.
+        write_wheel(self.wheels, "emptydirs", "1.0", "py3-none-any",
+                    {"emptydirs/__init__.py": "", "emptydirs/sub/deeper/mod.py": "x = 1\n"})
+        self.install("emptydirs")
+        os.makedirs(os.path.join(self.site(self.pip_venv), "emptydirs", "cache", "runs"))
+        self.both_remove("emptydirs")
+        self.assertAgree()
+        self.assertRollbackExact()
+
+    def test_a_data_install_leaves_the_directories_above_its_files(self):
+        # compress_for_rename only considers the directories that hold a removed file: `share/`
+        # and `include/site/...` above them stay, even empty.
+        write_wheel(self.wheels, "datapkg", "1.0", "py3-none-any",
+                    {"datapkg/__init__.py": "", "datapkg-1.0.data/headers/datapkg.h": "// h\n"},
+                    data={"share/datapkg/thing.txt": "t\n", "share/datapkg/more/other.txt": "o\n"})
+        self.install("datapkg")
+        self.both_remove("datapkg")
+        self.assertTrue(os.path.isdir(os.path.join(self.ours, "share")))
+        self.assertAgree()
+        self.assertRollbackExact()
+
+    def test_a_record_path_outside_the_venv_is_skipped_by_name(self):
+        # UninstallPathSet.add/_permitted: "Would not remove (outside of prefix)"; the rest goes.
+        canary = os.path.join(self.tmp, "canary.txt")
+        with open(canary, "w") as f:
+            f.write("not the venv's\n")
+        write_wheel(self.wheels, "escapee", "1.0", "py3-none-any", {"escapee/__init__.py": ""})
+        self.install("escapee")
+        record = os.path.join(self.site(self.pip_venv), "escapee-1.0.dist-info", "RECORD")
+        with open(record, "a") as f:
+            f.write("%s,,\n" % os.path.relpath(canary, self.site(self.pip_venv)))
+        proc = self.both_remove("escapee")
+        self.assertIn("not removing", proc.stderr)
+        self.assertAgree()
+        with open(canary) as f:
+            self.assertEqual(f.read(), "not the venv's\n")
+        self.assertRollbackExact()
+
+    def test_a_record_path_through_a_directory_link_removes_the_link(self):
+        # A RECORD path through a symlinked directory inside the package: pip resolves it, and
+        # the package goes whole, the link with it (pip's walk does not enter the link).
+        write_wheel(self.wheels, "linkpkg", "1.0", "py3-none-any",
+                    {"linkpkg/__init__.py": "", "linkpkg/real/mod.py": "x = 1\n"})
+        self.install("linkpkg")
+        package = os.path.join(self.site(self.pip_venv), "linkpkg")
+        os.symlink("real", os.path.join(package, "dirlink"))
+        with open(os.path.join(self.site(self.pip_venv), "linkpkg-1.0.dist-info", "RECORD"), "a") as f:
+            f.write("linkpkg/dirlink/mod.py,,\n")
+        self.both_remove("linkpkg")
+        self.assertAgree()
+        self.assertRollbackExact()
+
+    def test_a_package_with_files_it_does_not_list_keeps_its_directory(self):
+        # compress_for_rename: a directory holding a file no RECORD lists is not removed whole;
+        # only the listed files go.
+        write_wheel(self.wheels, "userdata", "1.0", "py3-none-any",
+                    {"userdata/__init__.py": "", "userdata/conf/defaults.toml": "a = 1\n"})
+        self.install("userdata")
+        with open(os.path.join(self.site(self.pip_venv), "userdata", "conf", "mine.toml"), "w") as f:
+            f.write("b = 2\n")
+        self.both_remove("userdata")
+        self.assertAgree()
+        self.assertRollbackExact()
+
+
+class DeliberatelyNotAsPip(Twins):
+    """The differences docs/guarantees.md names."""
+
+    def test_a_file_another_distribution_lists_too_is_kept(self):
+        # pip removes every path the RECORD lists, breaking the other distribution that lists it.
+        write_wheel(self.wheels, "first", "1.0", "py3-none-any", {"sharedns/common.py": "x = 1\n",
+                                                                  "first/__init__.py": ""})
+        write_wheel(self.wheels, "second", "1.0", "py3-none-any", {"sharedns/common.py": "x = 1\n",
+                                                                   "second/__init__.py": ""})
+        self.install("first", "second")
+        proc = self.both_remove("first")
+        self.assertIn("second also owns it", proc.stdout)
+        self.assertAgree(ours_only=[self.rel("sharedns"), self.rel("sharedns", "common.py"),  # its bytecode too
+                                    self.rel("sharedns", "__pycache__"),
+                                    self.rel("sharedns", "__pycache__", "common.%s.pyc" % sys.implementation.cache_tag)])
+        self.assertRollbackExact()
+
+    def test_bytecode_of_every_interpreter_goes_with_its_source(self):
+        # pip removes the bytecode of its own interpreter's tag only (cache_from_source).
+        write_wheel(self.wheels, "bytes", "1.0", "py3-none-any", {"bytes_pkg/__init__.py": "",
+                                                                  "bytes_pkg/mod.py": "x = 1\n"})
+        self.install("bytes")
+        cache = os.path.join(self.site(self.pip_venv), "bytes_pkg", "__pycache__")
+        os.makedirs(cache, exist_ok=True)
+        with open(os.path.join(cache, "mod.cpython-27.pyc"), "wb") as f:
+            f.write(b"\x00" * 16)
+        self.both_remove("bytes")
+        self.assertAgree(pip_only=[self.rel("bytes_pkg"), self.rel("bytes_pkg", "__pycache__"),
+                                   self.rel("bytes_pkg", "__pycache__", "mod.cpython-27.pyc")])
+        self.assertRollbackExact()
+
+    def test_a_name_that_matches_nothing_is_an_error_when_nothing_else_matched(self):
+        # pip warns "Skipping X as it is not installed" and exits 0; venvtx refuses (exit 2,
+        # no_match): a typo must not read as a removal done. Beside a name that matched, it is
+        # skipped with a warning, as pip skips it.
+        write_wheel(self.wheels, "present", "1.0", "py3-none-any", {"present/__init__.py": ""})
+        self.install("present")
+        ours = self.twin()
+        self.assertIn("not installed", self.pip(self.pip_venv, "uninstall", "-y", "absent").stderr)
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "absent"], capture_output=True, text=True,
+                              env=self.env)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("no installed distribution matches 'absent'", proc.stderr)
+        self.assertEqual(self.original, tree_hash(ours))
+        self.pip(self.pip_venv, "uninstall", "-y", "absent", "present")
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "absent", "present"], capture_output=True,
+                              text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("skipping 'absent'", proc.stderr)
+        self.assertAgree()
+        self.assertRollbackExact()
+
+
+if __name__ == "__main__":
+    unittest.main()
