@@ -38,6 +38,7 @@ Command register_install(CLI::App& parent) {
                                       "or venvtx install -- -r requirements.txt");
                 }
                 Context context = make_context(global, out);
+                say_venv(out, context);
                 SavedDefaults saved = saved_defaults(context);
                 CommandOptions options{"install",
                                        installer_command(context.layout, installer_from(flags->installer), flags->specs,

@@ -43,6 +43,7 @@ Command register_remove(CLI::App& parent) {
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
+                say_venv(out, context);
                 SavedDefaults saved = saved_defaults(context);
                 RemoveOptions options{flags->patterns, flags->mutation.resolve(saved, context.layout), flags->keep_going, flags->jobs,
                                       flags->no_system_fallback, flags->strict};

@@ -38,6 +38,7 @@ Command register_rollback(CLI::App& parent) {
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
+                say_venv(out, context);
                 SavedDefaults saved = saved_defaults(context);
                 RollbackOptions options{flags->tx, flags->to, flags->redo, flags->mutation.resolve(saved, context.layout)};
                 flags->preview.apply_to(options.mutation, saved);

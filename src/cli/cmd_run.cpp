@@ -30,6 +30,7 @@ Command register_run(CLI::App& parent) {
     return {app, [flags](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
+                say_venv(out, context);
                 SavedDefaults saved = saved_defaults(context);
                 CommandOptions options{"run", global.passthrough, flags->capture.copy, capture_mode_from(flags->capture.capture), {},
                                        flags->mutation.resolve(saved, context.layout)};

@@ -107,6 +107,9 @@ extern const CLI::Validator k_entry_id;  // a history entry, or 0 (before the fi
 Output make_output(const GlobalOptions& global);
 // Finds the venv and store named by the global options.
 Context make_context(const GlobalOptions& global, const Output& out);
+// The first line of a mutating command: the venv it acts on, and how it was found (as uv's
+// "Using ... environment at"); dropped under --json and -q.
+void say_venv(const Output& out, const Context& context);
 // Prints an outcome (human verdict already said; the JSON document here) and returns its code.
 int finish(const Output& out, const Outcome& outcome);
 

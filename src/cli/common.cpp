@@ -156,7 +156,16 @@ Context make_context(const GlobalOptions& global, const Output& out) {
     Context context{layout, resolve_store_root(layout, store), out, nlohmann::json(global.argv)};
     Confinement::instance().set_roots({layout.root, context.store_root});
     out.debug("venv " + layout.root.string() + ", store " + context.store_root.string());
+    if (!layout.other_venv.empty()) {
+        out.warn("acting on " + layout.root.string() + " ($VIRTUAL_ENV), not " + layout.other_venv.string() +
+                 " (--venv picks one)");
+    }
     return context;
+}
+
+void say_venv(const Output& out, const Context& context) {
+    const std::string& how = context.layout.found_by;
+    out.say("venv " + context.layout.root.string() + (how.empty() ? "" : " (" + how + ")"));
 }
 
 int finish(const Output& out, const Outcome& outcome) {

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.fallthrough(); // global options may also follow the subcommand (inherited by each)
     app.set_version_flag("--version", VENVTX_VERSION, "print the version and exit");
-    app.add_option("--venv", global.venv, "the venv (default: $VIRTUAL_ENV, then ./.venv)");
+    app.add_option("--venv", global.venv, "the venv (default: $VIRTUAL_ENV, then .venv here or in a directory above)");
     app.add_option("--store", global.store, "where history and objects live (default: $VENVTX_STORE, then <venv>/.venvtx)");
     app.add_flag("--json", global.json, "one JSON document on stdout");
     app.add_flag("-q,--quiet", global.quiet, "print verdicts only");

@@ -99,20 +99,55 @@ std::string display_path(const VenvLayout& layout, const std::string& rel) {
     return rel;
 }
 
+namespace {
+
+// The nearest .venv holding a pyvenv.cfg, from the working directory up; empty when none.
+stdfs::path nearest_dot_venv() {
+    std::error_code ec;
+    for (stdfs::path dir = stdfs::current_path(ec); !ec && !dir.empty(); dir = dir.parent_path()) {
+        if (stdfs::exists(dir / ".venv" / "pyvenv.cfg", ec)) {
+            return dir / ".venv";
+        }
+        if (dir == dir.root_path()) {
+            break;
+        }
+    }
+    return {};
+}
+
+} // namespace
+
 VenvLayout find_venv(const std::optional<stdfs::path>& explicit_dir, const std::optional<stdfs::path>& store) {
     if (explicit_dir) {
         std::error_code ec;
         if (!stdfs::is_directory(*explicit_dir, ec)) {
             throw Error(ExitCode::usage, "not_a_venv", "no venv at " + explicit_dir->string() + ": not a directory", nlohmann::json::object());
         }
-        return read_layout(*explicit_dir, store);
+        VenvLayout layout = read_layout(*explicit_dir, store);
+        layout.found_by = "--venv";
+        return layout;
     }
+    stdfs::path dot_venv = nearest_dot_venv();
     if (const char* active = std::getenv("VIRTUAL_ENV"); active && *active) {
-        return read_layout(active, store);
+        VenvLayout layout;
+        try {
+            layout = read_layout(active, store);
+        } catch (const Error& error) {
+            throw Error(error.code(), error.kind(),
+                        "from $VIRTUAL_ENV: " + std::string(error.what()) + "; deactivate, or pass --venv DIR",
+                        error.details());
+        }
+        layout.found_by = "$VIRTUAL_ENV";
+        std::error_code ec;
+        if (!dot_venv.empty() && !stdfs::equivalent(dot_venv, layout.root, ec)) {
+            layout.other_venv = stdfs::weakly_canonical(dot_venv, ec);
+        }
+        return layout;
     }
-    std::error_code ec;
-    if (stdfs::exists(".venv/pyvenv.cfg", ec)) {
-        return read_layout(".venv", store);
+    if (!dot_venv.empty()) {
+        VenvLayout layout = read_layout(dot_venv, store);
+        layout.found_by = ".venv";
+        return layout;
     }
     throw Error(ExitCode::usage, "not_a_venv", "no venv found: pass --venv DIR, activate one ($VIRTUAL_ENV), or create ./.venv", nlohmann::json::object());
 }

@@ -15,6 +15,8 @@ struct VenvLayout {
     std::filesystem::path scripts;                     // <root>/bin
     std::vector<std::filesystem::path> site_packages;  // canonical, without duplicates
     std::string python_version;                        // from pyvenv.cfg, may be empty
+    std::string found_by;  // how find_venv chose it: "--venv", "$VIRTUAL_ENV" or ".venv" ("" otherwise)
+    std::filesystem::path other_venv;  // a .venv (here or above) that $VIRTUAL_ENV won over, or empty
 };
 
 // A venv-relative path as people read it: relative to site-packages when inside it.
@@ -24,8 +26,9 @@ std::string display_path(const VenvLayout& layout, const std::string& rel);
 // no PYTHONHOME (set, or with an empty optional unset, on top of venvtx's environment).
 std::map<std::string, std::optional<std::string>> activated_environment(const VenvLayout& layout);
 
-// --venv, else $VIRTUAL_ENV, else ./.venv. Throws a usage Error when none is a venv. `store`:
-// --store, when given (see read_layout).
+// --venv, else $VIRTUAL_ENV, else .venv in the working directory or the nearest one above it
+// (as uv looks). Throws a usage Error when none is a venv (naming $VIRTUAL_ENV when it was that).
+// `store`: --store, when given (see read_layout).
 VenvLayout find_venv(const std::optional<std::filesystem::path>& explicit_dir,
                      const std::optional<std::filesystem::path>& store = std::nullopt);
 
