@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -135,15 +136,59 @@ private:
     std::thread m_sampler;
 };
 
-// The ptrace loop: returns the first process's wait status once every traced process is gone
-// (-1 if it was never seen to end).
+// The job has ended: what it left running (a `cmd &` child, a daemon) is read, then detached,
+// so that it keeps running and venvtx returns with the job. Each is stopped with SIGSTOP and
+// detached at that stop, the signal swallowed; whatever else it reports meanwhile is passed on.
+void let_go(std::set<pid_t>& tracees, Collector& collector) {
+    for (pid_t tid : tracees) {
+        ::syscall(SYS_tkill, tid, SIGSTOP);
+    }
+    while (!tracees.empty()) {
+        int status = 0;
+        pid_t pid = ::waitpid(-1, &status, __WALL);
+        if (pid < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return; // ECHILD: nothing left
+        }
+        if (WIFEXITED(status) || WIFSIGNALED(status)) {
+            tracees.erase(pid);
+            collector.gone(pid);
+            continue;
+        }
+        if (!WIFSTOPPED(status)) {
+            continue;
+        }
+        int signal = WSTOPSIG(status);
+        int event = status >> 16;
+        if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE) {
+            unsigned long child = 0;
+            ::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child);
+            tracees.insert(static_cast<pid_t>(child)); // stops at its own first SIGSTOP
+        } else if (event == 0 && signal == SIGSTOP) {
+            if (leads_its_group(pid)) {
+                collector.read_at_exit(pid);
+            }
+            ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+            tracees.erase(pid);
+            continue;
+        }
+        siginfo_t info {};
+        long deliver = event == 0 && ::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0 ? signal : 0;
+        ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(deliver));
+    }
+}
+
+// The ptrace loop: returns the first process's wait status once it has ended, what it left
+// running let go (-1 if it was never seen to end).
 int follow(pid_t root, Collector& collector) {
     long options = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                    PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
     ::ptrace(PTRACE_SETOPTIONS, root, nullptr, reinterpret_cast<void*>(options));
     ::ptrace(PTRACE_CONT, root, nullptr, nullptr);
     std::set<pid_t> fresh; // attached by a fork or clone: their first SIGSTOP is ptrace's, not a signal
-    int ended = -1;
+    std::set<pid_t> tracees = {root};
     for (;;) {
         int status = 0;
         pid_t pid = ::waitpid(-1, &status, __WALL);
@@ -151,12 +196,14 @@ int follow(pid_t root, Collector& collector) {
             if (errno == EINTR) {
                 continue;
             }
-            return ended; // ECHILD: nothing left
+            return -1; // ECHILD: nothing left
         }
         if (WIFEXITED(status) || WIFSIGNALED(status)) {
             collector.gone(pid);
+            tracees.erase(pid);
             if (pid == root) {
-                ended = status;
+                let_go(tracees, collector);
+                return status;
             }
             continue;
         }
@@ -173,6 +220,7 @@ int follow(pid_t root, Collector& collector) {
         } else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE) {
             unsigned long child = 0;
             ::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child);
+            tracees.insert(static_cast<pid_t>(child));
             if (event != PTRACE_EVENT_CLONE || leads_its_group(static_cast<pid_t>(child))) {
                 collector.add(static_cast<pid_t>(child));
             }

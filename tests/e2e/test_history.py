@@ -122,6 +122,25 @@ class TheIncident(HistoryCase):
         self.assertEqual((shown["kind"], shown["details"]["exit_status"]), ("exec", 139), shown["details"])
 
 
+    def test_exec_returns_with_its_job_and_leaves_what_the_job_left_running(self):
+        # issue 41: a `cmd &` child or a daemon the job started does not hold venvtx; it keeps
+        # running, not stopped, and what it mapped before the job ended is recorded
+        marker = os.path.join(self.tmp, "still-running")
+        job = ("python -c 'import torch, time, sys; time.sleep(6); open(sys.argv[1], \"w\").close()' %s "
+               ">/dev/null 2>&1 & sleep 1; echo started" % marker)  # the child keeps no pipe of ours
+        started = time.monotonic()
+        run = subprocess.run([VENVTX, "--venv", self.venv, "exec", "--", "sh", "-c", job], capture_output=True,
+                             text=True, env=self.env, timeout=60)
+        self.assertEqual((run.returncode, run.stdout), (0, "started\n"), run.stderr)
+        self.assertLess(time.monotonic() - started, 5)
+        proc, shown = self.venvtx_json("show")
+        self.assertIn("torch", {d["name"] for d in shown["details"]["dists"]}, shown["details"])
+        deadline = time.monotonic() + 20
+        while not os.path.exists(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.assertTrue(os.path.exists(marker), "the job's child was stopped or killed")
+
+
 class States(HistoryCase):
     def test_returning_to_a_state_gives_its_id(self):
         self.assertEqual(self.venvtx("stamp", "--comment", "start").returncode, 0)
