@@ -182,7 +182,7 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
         return outcome;
     }
     if (!Store::exists(context.store_root)) {
-        select_targets(scan_inventory(context.layout), options.patterns, options.strict); // bad input leaves no store behind
+        select_targets(context.layout, scan_inventory(context.layout), options.patterns, options.strict); // bad input leaves no store behind
     }
     // Plan under the locks: another venvtx (or uv) may change the venv until we hold them.
     MutationSession session(context, options.mutation.wait_s);

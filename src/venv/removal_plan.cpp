@@ -3,6 +3,7 @@
 
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/venv/legacy_installs.hpp"
 #include "venvtx/venv/names.hpp"
 #include "venvtx/venv/path_resolver.hpp"
 
@@ -336,8 +337,8 @@ private:
 
 } // namespace
 
-TargetSelection select_targets(const std::vector<Distribution>& dists, const std::vector<std::string>& patterns,
-                               bool strict) {
+TargetSelection select_targets(const VenvLayout& layout, const std::vector<Distribution>& dists,
+                               const std::vector<std::string>& patterns, bool strict) {
     TargetSelection selection;
     for (const auto& pattern : patterns) {
         bool matched = false;
@@ -352,6 +353,7 @@ TargetSelection select_targets(const std::vector<Distribution>& dists, const std
         }
     }
     if (!selection.unmatched.empty() && (strict || selection.targets.empty())) {
+        refuse_legacy_installs(layout, selection.unmatched);
         std::string quoted;
         for (const auto& pattern : selection.unmatched) {
             quoted += (quoted.empty() ? "'" : ", '") + pattern + "'";
@@ -397,7 +399,7 @@ std::vector<BrokenRequirement> requirements_broken_by(const std::vector<Distribu
 
 RemovalPlan plan_removal(const VenvLayout& layout, const std::vector<Distribution>& dists,
                          const std::vector<std::string>& patterns, const stdfs::path& store_root, bool strict) {
-    TargetSelection selection = select_targets(dists, patterns, strict);
+    TargetSelection selection = select_targets(layout, dists, patterns, strict);
     const std::set<const Distribution*>& targets = selection.targets;
     Planner planner(layout, store_root, strict);
     for (const auto& dist : dists) {

@@ -179,6 +179,31 @@ class DeliberatelyNotAsPip(Twins):
                                    self.rel("bytes_pkg", "__pycache__", "mod.cpython-27.pyc")])
         self.assertRollbackExact()
 
+    def test_a_legacy_egg_info_install_is_refused_with_the_truth(self):
+        # pip removes an .egg-info install by its installed-files.txt (req_uninstall.py,
+        # "installed-files.txt"); venvtx does not read those yet and says so, changing nothing.
+        site = self.site(self.pip_venv)
+        os.makedirs(os.path.join(site, "oldpkg"))
+        with open(os.path.join(site, "oldpkg", "__init__.py"), "w") as f:
+            f.write("x = 1\n")
+        info = os.path.join(site, "oldpkg-1.0-py3.11.egg-info")
+        os.makedirs(info)
+        for name, text in (("PKG-INFO", "Metadata-Version: 1.1\nName: oldpkg\nVersion: 1.0\n"),
+                           ("top_level.txt", "oldpkg\n"),
+                           ("installed-files.txt", "../oldpkg/__init__.py\nPKG-INFO\ntop_level.txt\n"
+                                                   "installed-files.txt\n")):
+            with open(os.path.join(info, name), "w") as f:
+                f.write(text)
+        ours = self.twin()
+        self.pip(self.pip_venv, "uninstall", "-y", "oldpkg")
+        self.assertFalse(os.path.exists(os.path.join(site, "oldpkg")))
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "oldpkg"], capture_output=True, text=True,
+                              env=self.env)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("a legacy install", proc.stderr)
+        self.assertIn("pip uninstall oldpkg", proc.stderr)
+        self.assertEqual(self.original, tree_hash(ours))
+
     def test_a_name_that_matches_nothing_is_an_error_when_nothing_else_matched(self):
         # pip warns "Skipping X as it is not installed" and exits 0; venvtx refuses (exit 2,
         # no_match): a typo must not read as a removal done. Beside a name that matched, it is

@@ -59,9 +59,10 @@ struct TargetSelection {
 
 // The distributions the patterns name. A pattern that matches none is skipped when another
 // matched (as pip skips what is not installed), unless `strict`; when none matched at all, or a
-// strict pattern did not, throws a usage Error of kind no_match.
-TargetSelection select_targets(const std::vector<Distribution>& dists, const std::vector<std::string>& patterns,
-                               bool strict);
+// strict pattern did not, throws a usage Error of kind no_match (legacy_install when it names an
+// .egg-info install of the venv's).
+TargetSelection select_targets(const VenvLayout& layout, const std::vector<Distribution>& dists,
+                               const std::vector<std::string>& patterns, bool strict);
 
 // The marker environment of the venv's interpreter (pyvenv.cfg's version, this machine).
 MarkerEnvironment marker_environment(const VenvLayout& layout);

@@ -1,0 +1,45 @@
+// legacy_installs: the egg-shaped entries of site-packages, by name.
+#include "venvtx/venv/legacy_installs.hpp"
+
+#include "venvtx/core/error.hpp"
+#include "venvtx/venv/names.hpp"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace venvtx {
+
+namespace stdfs = std::filesystem;
+
+std::vector<LegacyInstall> legacy_installs(const VenvLayout& layout) {
+    std::vector<LegacyInstall> found;
+    for (const auto& site : layout.site_packages) {
+        std::error_code error;
+        for (const auto& entry : stdfs::directory_iterator(site, error)) {
+            std::string file = entry.path().filename().string();
+            std::string extension = entry.path().extension().string();
+            if (extension != ".egg-info" && extension != ".egg" && extension != ".egg-link") {
+                continue;
+            }
+            std::string name = file.substr(0, std::min(file.find('-'), file.size() - extension.size()));
+            found.push_back({name, entry.path().lexically_relative(layout.root).string()});
+        }
+    }
+    return found;
+}
+
+void refuse_legacy_installs(const VenvLayout& layout, const std::vector<std::string>& patterns) {
+    for (const auto& legacy : legacy_installs(layout)) {
+        for (const auto& pattern : patterns) {
+            if (name_matches(pattern, legacy.name)) {
+                throw Error(ExitCode::usage, "legacy_install",
+                            "'" + pattern + "' names " + legacy.name + ", a legacy install (" + legacy.path +
+                                ") that venvtx does not read: `pip uninstall " + legacy.name +
+                                "` removes it (then `venvtx stamp` records the state); nothing was changed",
+                            {{"name", legacy.name}, {"path", legacy.path}});
+            }
+        }
+    }
+}
+
+} // namespace venvtx
