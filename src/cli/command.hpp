@@ -45,6 +45,7 @@ Command register_completion(CLI::App& parent);
 Command register_stamp(CLI::App& parent);
 Command register_watch(CLI::App& parent);
 Command register_guard(CLI::App& parent);
+Command register_help(CLI::App& parent);
 Command register_status(CLI::App& parent);
 Command register_diff(CLI::App& parent);
 Command register_freeze(CLI::App& parent);

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
                                      register_show(app), register_probe(app), register_verify(app),
                                      register_recover(app), register_why(app), register_gc(app), register_install(app),
                                      register_run(app), register_stamp(app), register_watch(app), register_guard(app), register_status(app),
-                                     register_diff(app), register_freeze(app), register_exec(app), register_config(app), register_completion(app),
+                                     register_diff(app), register_freeze(app), register_exec(app), register_config(app), register_completion(app), register_help(app),
                                      register_complete(app)};
     // Everything after the first "--" belongs to the installer or the command `run` starts.
     std::vector<std::string> ours(argv + 1, argv + argc);

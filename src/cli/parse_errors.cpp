@@ -1,6 +1,8 @@
 // explain_parse_error: CLI11's refusal, rewritten with the command line as typed.
 #include "parse_errors.hpp"
 
+#include "venvtx/core/closest.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <sstream>
@@ -60,7 +62,13 @@ std::vector<std::string> unexpected(const CLI::ParseError& error) {
 std::string explain_parse_error(CLI::App& app, const std::vector<std::string>& typed, const CLI::ParseError& error) {
     std::optional<std::string> command = command_word(typed);
     if (command && !is_command(app, *command)) {
-        return "unknown command '" + *command + "' (see venvtx --help)";
+        std::vector<std::string> names;
+        for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+            names.push_back(sub->get_name());
+        }
+        auto near = closest(*command, names);
+        return "unknown command '" + *command + "'" + (near ? "; did you mean '" + *near + "'?" : "") +
+               " (see venvtx --help)";
     }
     std::vector<std::string> extras = unexpected(error);
     if (extras.empty()) {

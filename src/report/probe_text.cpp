@@ -17,9 +17,9 @@ std::string gpu_summary(const ProbeReport& report) {
         return " (no GPU visible)";
     }
     std::string text = " (" + plural_of(report.gpus->size(), "GPU") + ":";
-    for (const auto& gpu : *report.gpus) {
-        text += " " + std::to_string(gpu.index) + "=" + (gpu.name.empty() ? "?" : gpu.name) +
-                (gpu.ok ? " ok" : " FAILED");
+    for (const auto& gpu : *report.gpus) { // appended piece by piece: g++ 12 misreads the chain (-Wrestrict)
+        text.append(" ").append(std::to_string(gpu.index)).append("=");
+        text.append(gpu.name.empty() ? "?" : gpu.name).append(gpu.ok ? " ok" : " FAILED");
     }
     return text + ")";
 }

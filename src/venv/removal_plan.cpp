@@ -1,6 +1,7 @@
 // plan_removal: from name patterns to the exact files and directories a removal takes.
 #include "venvtx/venv/removal_plan.hpp"
 
+#include "venvtx/core/closest.hpp"
 #include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/venv/legacy_installs.hpp"
@@ -358,8 +359,14 @@ TargetSelection select_targets(const VenvLayout& layout, const std::vector<Distr
         for (const auto& pattern : selection.unmatched) {
             quoted += (quoted.empty() ? "'" : ", '") + pattern + "'";
         }
+        std::vector<std::string> names;
+        for (const auto& dist : dists) {
+            names.push_back(dist.normalized);
+        }
+        auto near = closest(normalize_name(selection.unmatched.front()), names);
         throw Error(ExitCode::usage, "no_match",
-                    "no installed distribution matches " + quoted + "; nothing was changed",
+                    "no installed distribution matches " + quoted +
+                        (near ? " (did you mean '" + *near + "'?)" : "") + "; nothing was changed",
                     {{"patterns", selection.unmatched}});
     }
     return selection;

@@ -97,6 +97,23 @@ class BadInput(VenvTestCase):
         self.assertIn("malformed RECORD", proc.stderr)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
+    def test_a_mistyped_command_or_name_gets_a_suggestion_and_help_names_any_command(self):
+        # issue 40: "did you mean" for commands and distribution names; `venvtx help CMD`
+        proc = self.venvtx("remve", "sglang")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("did you mean 'remove'?", proc.stderr)
+        proc = self.venvtx("remove", "sglng")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("(did you mean 'sglang'?)", proc.stderr)
+        self.assertNotIn("did you mean", self.venvtx("remove", "no-such-thing-at-all").stderr)
+        for args in (["rollback"], ["guard"], []):
+            helped = self.venvtx("help", *args)
+            self.assertEqual(helped.returncode, 0, helped.stderr)
+            self.assertEqual(helped.stdout, self.venvtx(*args, "--help").stdout, args)
+        proc = self.venvtx("help", "rollbak")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("did you mean 'rollback'?", proc.stderr)
+
     def test_record_entry_escaping_the_venv(self):
         canary = os.path.join(self.tmp, "canary")
         with open(canary, "w") as f:
