@@ -21,7 +21,7 @@ const std::map<std::string, Words> k_option_words = {
     {"--preview", {"auto always never", ""}}, {"--capture", {"auto touch link", ""}},
     {"--installer", {"auto pip uv", ""}},    {"--gpus", {"auto none 1 2 4 8", ""}},
     {"--auto", {"on off", ""}},             {"--to", {"0", "entries"}},
-    {"--at", {"now", "entries"}},
+    {"--at", {"now", "entries"}},           {"--kind", {"remove install run rollback outside stamp exec", ""}},
 };
 
 const std::map<std::string, Words> k_positional_words = {

@@ -21,28 +21,6 @@ std::optional<std::int64_t> whole_number(std::string_view text) {
     return value;
 }
 
-// "-2h", "-30m", "-45s", "-1d" from now, or an ISO date/time in UTC; epoch seconds.
-std::optional<std::int64_t> parse_time(const std::string& text) {
-    if (text.size() > 2 && text[0] == '-') {
-        auto amount = whole_number(std::string_view(text).substr(1, text.size() - 2));
-        int unit = text.back() == 's' ? 1 : text.back() == 'm' ? 60 : text.back() == 'h' ? 3600 : text.back() == 'd' ? 86400 : 0;
-        constexpr std::int64_t k_hundred_years = 36525LL * 86400;  // the contract's longest duration
-        if (!amount || unit == 0 || *amount > k_hundred_years / unit) {
-            return std::nullopt; // past 100 years it would overflow, or wrap to the future
-        }
-        return static_cast<std::int64_t>(std::time(nullptr)) - *amount * unit;
-    }
-    for (const char* format : {"%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%MZ", "%Y-%m-%dT%H:%M",
-                               "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"}) {
-        std::tm parts{};
-        const char* end = ::strptime(text.c_str(), format, &parts);
-        if (end != nullptr && *end == '\0') {
-            return static_cast<std::int64_t>(::timegm(&parts));
-        }
-    }
-    return std::nullopt;
-}
-
 Error bad_point(const std::string& text, const std::string& why) {
     return usage_error("point '" + text + "': " + why +
                        " (a point is an entry id N, N^ for before it, 0, @TIME such as @2026-11-30T14:00 or @-2h, "
@@ -86,7 +64,7 @@ HistoryPoint resolve_point(const std::string& text, Store& store, const VenvStat
         return {text, now.id, std::nullopt};
     }
     if (!text.empty() && text[0] == '@') {
-        auto when = parse_time(text.substr(1));
+        auto when = parse_time_point(text.substr(1));
         if (!when) {
             throw bad_point(text, "not a time (at most 100 years back)");
         }

@@ -141,6 +141,34 @@ class TheIncident(HistoryCase):
         self.assertTrue(os.path.exists(marker), "the job's child was stopped or killed")
 
 
+class LogFilters(HistoryCase):
+    def test_kind_and_since_choose_what_log_shows_and_n_counts_what_is_shown(self):
+        # issue 40, item 10: exec runs will outnumber the changes
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        self.assertEqual(self.venvtx("remove", "flash-attn").returncode, 0)
+        for _ in range(2):
+            self.assertEqual(self.venvtx("exec", "--", "true").returncode, 0)
+
+        def kinds(*args):
+            proc, listed = self.venvtx_json("log", *args)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            text = self.venvtx("log", *args).stdout.splitlines()
+            self.assertEqual(len(text), len(listed) or 1, text)
+            return [tx["kind"] for tx in listed]
+
+        self.assertEqual(kinds("--kind", "remove"), ["remove"])
+        self.assertEqual(kinds("--kind", "exec,stamp"), ["exec", "exec", "stamp"])
+        self.assertEqual(kinds("--kind", "exec", "--kind", "remove", "-n", "2"), ["exec", "exec"])
+        self.assertEqual(kinds("--since", "@-1h"), ["exec", "exec", "remove", "stamp"])
+        self.assertEqual(kinds("--since", "2000-01-01"), ["exec", "exec", "remove", "stamp"])
+        self.assertEqual(kinds("--since", "@2999-01-01"), [])
+        self.assertEqual(self.venvtx("log", "--since", "@2999-01-01").stdout.strip(), "no entries match")
+        proc = self.venvtx("log", "--kind", "remov")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("did you mean 'remove'?", proc.stderr)
+        self.assertOneLineError(self.venvtx("log", "--since", "yesterday"), 2)
+
+
 class States(HistoryCase):
     def test_returning_to_a_state_gives_its_id(self):
         self.assertEqual(self.venvtx("stamp", "--comment", "start").returncode, 0)
