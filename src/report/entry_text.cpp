@@ -3,6 +3,8 @@
 
 #include "venvtx/state/venv_state.hpp"
 
+#include <set>
+
 namespace venvtx {
 
 namespace {
@@ -50,7 +52,7 @@ std::string exec_lines(const nlohmann::json& details) {
         text += "    " + dist.value("name", std::string()) + " " + dist.value("version", std::string()) + ":";
         for (const auto& file : dist.value("files", nlohmann::json::array())) {
             std::string path = file.get<std::string>();
-            text += " " + path.substr(path.rfind('/') + 1);
+            text.append(" ").append(path, path.rfind('/') + 1); // its name (npos + 1: all of it)
         }
         text += "\n";
     }
@@ -60,30 +62,56 @@ std::string exec_lines(const nlohmann::json& details) {
     return text;
 }
 
+std::string state_line(const TransactionRecord& record) {
+    if (!record.state_before && !record.state_after) {
+        return "";
+    }
+    return "  state    " + (record.state_before ? short_state_id(*record.state_before) : std::string("?")) + " → " +
+           (record.state_after ? short_state_id(*record.state_after) : std::string("?")) + "\n";
+}
+
+// "changed outside venvtx (by pip, ...)": the installers the new versions name, when they say.
+std::string outside_title(const nlohmann::json& details) {
+    std::set<std::string> installers;
+    for (const auto& dist : details.value("dists", nlohmann::json::array())) {
+        if (dist["after"].is_object() && !text_or(dist["after"], "installer", "").empty()) {
+            installers.insert(text_or(dist["after"], "installer", ""));
+        }
+    }
+    std::string title = "changed outside venvtx";
+    for (const auto& installer : installers) {
+        title.append(installer == *installers.begin() ? " (by " : ", ").append(installer);
+    }
+    return installers.empty() ? title : title.append(", as INSTALLER says)");
+}
+
+// Made within its window by someone else; venvtx detected it at the window's end.
+std::string outside_origin_lines(const TransactionRecord& record) {
+    std::string text = "  detected ";
+    text.append(record.finished_at.value_or(record.started_at)).append(" by venvtx ").append(record.venvtx_version);
+    text.append(" (").append(record.user.empty() ? "?" : record.user + "@" + record.host).append(")\n");
+    return text + state_line(record);
+}
+
 } // namespace
 
 std::string entry_origin_lines(const TransactionRecord& record) {
-    std::string text = "  by       " + (record.user.empty() ? std::string("?") : record.user + "@" + record.host) +
-                       (record.venvtx_version.empty() ? "" : ", venvtx " + record.venvtx_version) + "\n";
-    if (record.state_before || record.state_after) {
-        text += "  state    " + (record.state_before ? short_state_id(*record.state_before) : std::string("?")) +
-                " → " + (record.state_after ? short_state_id(*record.state_after) : std::string("?")) + "\n";
-    }
-    return text;
+    return "  by       " + (record.user.empty() ? std::string("?") : record.user + "@" + record.host) +
+           (record.venvtx_version.empty() ? "" : ", venvtx " + record.venvtx_version) + "\n" + state_line(record);
 }
 
 std::string recorded_entry_details(const TransactionRecord& record) {
     nlohmann::json details = record.details.value_or(nlohmann::json::object());
+    if (record.kind == "outside") {
+        return std::to_string(record.id) + ": " + outside_title(details) + "\n" + outside_origin_lines(record) +
+               outside_lines(details);
+    }
     std::string text = std::to_string(record.id) + ": " +
-                       (record.kind == "outside" ? std::string("changed outside venvtx")
-                        : record.kind == "exec"  ? std::string("tracked run")
-                                                 : std::string("stamp")) +
+                       (record.kind == "exec" ? std::string("tracked run") : std::string("stamp")) +
                        "\n  at       " + record.started_at +
                        (record.finished_at && *record.finished_at != record.started_at ? " … " + *record.finished_at : "") +
                        "\n" + entry_origin_lines(record);
-    if (record.kind == "outside") {
-        text += outside_lines(details);
-    } else if (record.kind == "exec") {
+    if (record.kind == "exec") {
         text += exec_lines(details);
     } else if (record.message) {
         text += "  comment  " + *record.message + "\n";

@@ -92,7 +92,7 @@ std::string transaction_line(const TransactionLine& tx) {
     char head[96];
     // An outside change is marked as dnf marks an rpmdb altered outside it.
     std::snprintf(head, sizeof head, "%4lld %s %-11s  %-8s  %s  ", static_cast<long long>(tx.id),
-                  tx.kind == "outside" ? ">" : " ", to_string(tx.state), tx.kind.c_str(), tx.started_at.c_str());
+                  tx.kind == "outside" ? ">" : " ", to_string(tx.state), tx.kind.c_str(), tx.at.c_str());
     std::string line = head + tx.user + "@" + tx.host + "  ";
     for (std::size_t i = 0; i < tx.packages.size() && i < k_shown; ++i) {
         line += (i ? ", " : "") + package_change_text(tx.packages[i]);

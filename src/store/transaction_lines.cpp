@@ -7,7 +7,8 @@ namespace venvtx {
 
 std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::int64_t> limit) {
     Statement query = db.prepare(
-        "SELECT id, kind, state, started_at, undoes, undone_by, user, host, CASE WHEN details IS NULL THEN NULL ELSE json_extract(details, '$.note') END "
+        "SELECT id, kind, state, started_at, undoes, undone_by, user, host, CASE WHEN details IS NULL THEN NULL ELSE json_extract(details, '$.note') END, "
+        "CASE WHEN kind = 'outside' THEN COALESCE(finished_at, started_at) ELSE started_at END "
         "FROM transactions ORDER BY id DESC LIMIT ?");
     query.bind(1, limit.value_or(-1));
     std::vector<TransactionLine> lines;
@@ -25,6 +26,7 @@ std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::
         line.user = query.optional_text(6).value_or("");
         line.host = query.optional_text(7).value_or("");
         line.note = query.optional_text(8).value_or("");
+        line.at = query.text(9);
     }
     if (lines.empty()) {
         return lines;

@@ -4,8 +4,10 @@ rollback of one older transaction, and a store bound to its venv. Real pip, real
 trees compared with the tests' own hashing."""
 import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 import time
 import unittest
 
@@ -139,6 +141,28 @@ class TheIncident(HistoryCase):
         while not os.path.exists(marker) and time.monotonic() < deadline:
             time.sleep(0.2)
         self.assertTrue(os.path.exists(marker), "the job's child was stopped or killed")
+
+
+class OutsideEntriesTellTheTruth(HistoryCase):
+    def test_an_outside_change_is_said_detected_at_its_windows_end_and_by_its_installer(self):
+        # issue 40, item 9: not "by root@host" at the window's start, as if venvtx had made it
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        env = dict(self.env, PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1")
+        for args in (["uninstall", "-q", "-y", "flash-attn"],
+                     ["install", "-q", "--no-index", "--find-links", self.wheel_args[3], "flash-attn"]):
+            time.sleep(1.1)  # a window of its own, whole seconds apart
+            pip = subprocess.run([sys.executable, "-m", "pip", "--python", os.path.join(self.venv, "bin", "python"),
+                                  *args], capture_output=True, text=True, env=env)
+            self.assertEqual(pip.returncode, 0, pip.stderr)
+            time.sleep(1.1)
+            shown = self.venvtx("show").stdout
+            self.assertTrue(shown.splitlines()[0].startswith("%d: changed outside venvtx" % self.log()[0]["id"]), shown)
+            detected = re.search(r"^  detected (\S+) by venvtx", shown, re.M)
+            window = re.search(r"^  window   between (\S+) and (\S+)$", shown, re.M)
+            self.assertTrue(detected and window, shown)
+            self.assertEqual(detected.group(1), window.group(2))
+            self.assertIn(" %s  " % detected.group(1), self.venvtx("log", "-n", "1").stdout)
+        self.assertIn("(by pip, as INSTALLER says)", shown)
 
 
 class LogFilters(HistoryCase):

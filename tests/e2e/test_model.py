@@ -256,9 +256,12 @@ def change_text(change):
 
 
 def log_line(t):
-    """A `venvtx log` line, from the entry's JSON."""
-    line = "%4d %s %-11s  %-8s  %s  %s@%s  " % (t["id"], ">" if t["kind"] == "outside" else " ", t["state"], t["kind"],
-                                           t["started_at"], t["user"], t["host"])
+    """A `venvtx log` line, from the entry's JSON (an outside change at its window's end, when it
+    was detected)."""
+    outside = t["kind"] == "outside"
+    at = (t.get("finished_at") or t["started_at"]) if outside else t["started_at"]
+    line = "%4d %s %-11s  %-8s  %s  %s@%s  " % (t["id"], ">" if outside else " ", t["state"], t["kind"],
+                                           at, t["user"], t["host"])
     packages = t["packages"]
     line += ", ".join(change_text(p) for p in packages[:3])
     if len(packages) > 3:

@@ -18,6 +18,7 @@ struct TransactionLine {
     std::string kind;
     TxState state = TxState::started;
     std::string started_at;
+    std::string at;  // the time log shows: started_at, or for an outside change its window's end (detected then)
     std::vector<PackageChange> packages; // in the order the transaction recorded them
     std::optional<std::int64_t> undoes;
     std::optional<std::int64_t> undone_by;
