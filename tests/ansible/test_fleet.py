@@ -172,3 +172,25 @@ class TestInstallingVenvtx:
                 installed = os.path.join(made.root, host, "bin", "venvtx")
                 proc = subprocess.run([installed, "--version"], capture_output=True, text=True)
                 assert proc.stdout.startswith("venvtx "), (source, proc.stderr)
+
+
+class TestWatchUnit:
+    """examples/fleet/watch.yml puts the watch unit on every host, running that host's venvtx
+    (issue 38). Starting it needs a systemd user manager, which these hosts lack: here it is only
+    written (venvtx_watch_start=false), one unit directory per host."""
+
+    def test_the_unit_runs_each_hosts_venvtx(self, world):
+        made, _ = fleet(world, "watch", ["good", "good"])
+        units = os.path.join(made.root, "units")
+        code, output = made.playbook("watch.yml", "-e", json.dumps({
+            "venvtx_unit_dir": units + "/{{ inventory_hostname }}", "venvtx_watch_start": False}))
+        assert code == 0, output
+        for host in made.hosts:
+            with open(os.path.join(units, host, "venvtx-watch@.service")) as f:
+                unit = f.read()
+            expected = "ExecStart=%s --venv %%f watch" % os.path.join(made.root, host, "bin", "venvtx")
+            assert expected in unit.splitlines(), unit
+            assert "[Install]" in unit and "Restart=on-failure" in unit, unit
+        code, output = made.playbook("watch.yml", "-e", json.dumps({
+            "venvtx_unit_dir": units + "/{{ inventory_hostname }}", "venvtx_watch_start": False}))
+        assert code == 0 and all(host["changed"] == 0 for host in recap(output).values()), output  # written once
