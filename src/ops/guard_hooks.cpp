@@ -20,7 +20,7 @@ VALUED = {"--python", "--log", "--proxy", "--retries", "--timeout", "--exists-ac
           "--cert", "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated", "--keyring-provider",
           "--log-file", "--local-log", "--resume-retries"}
 # install/uninstall options that aim pip away from this venv, or make it change nothing
-ELSEWHERE = {"--target", "-t", "--prefix", "--root", "--user", "--dry-run", "-h", "--help", "--python"}
+ELSEWHERE = {"--target", "-t", "--prefix", "--root", "--user", "--dry-run", "-h", "--help"}
 
 
 def pip_launch(argv):
@@ -51,11 +51,19 @@ def pip_launch(argv):
     return None
 
 
+def ours(python):
+    """Whether pip's --python names this interpreter or this venv (as pip's runner repeats it)."""
+    named = os.path.realpath(python)
+    return named in (os.path.realpath(sys.executable), os.path.realpath(sys.prefix))
+
+
 def command_of(args):
     i = 0
     while i < len(args) and args[i].startswith("-"):
         if args[i].split("=")[0] == "--python":
-            return None, i
+            python = args[i].split("=", 1)[1] if "=" in args[i] else (args[i + 1] if i + 1 < len(args) else "")
+            if not ours(python):
+                return None, i  # another interpreter's pip: that one's guard, if any, decides
         i += 1 + (args[i] in VALUED)
     return (args[i], i) if i < len(args) else (None, i)
 

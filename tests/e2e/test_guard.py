@@ -8,6 +8,7 @@ import os
 import pty
 import shutil
 import subprocess
+import sys
 import unittest
 
 from support import VENVTX, VenvTestCase, own_scripts, tree_hash
@@ -85,9 +86,12 @@ class GuardCatchesPlainPip(Guarded):
                  "pip%s uninstall -q -y flash-attn" % version,
                  "python -m pip install -q %s flash-attn" % find,
                  "python3 -X utf8 -m pip uninstall -q -y flash-attn",
-                 "%s/pip --disable-pip-version-check install -q %s flash-attn" % (self.bin, find)]
+                 "%s/pip --disable-pip-version-check install -q %s flash-attn" % (self.bin, find),
+                 # another pip aimed at the venv: pip's runner starts this venv's interpreter
+                 "%s -m pip --python %s/python uninstall -q -y flash-attn" % (sys.executable, self.bin)]
         for n, line in enumerate(typed, 1):
-            env = self.env if line.startswith(self.bin) else self.active  # by path: no activation needed
+            by_path = line.startswith((self.bin, sys.executable))
+            env = self.env if by_path else self.active  # by path: no activation needed
             self.shell(line, env=env)
             self.assertEqual(len(self.kinds()), n, line)
             self.assertEqual(self.kinds()[0], ("run", "committed"), line)
@@ -95,7 +99,7 @@ class GuardCatchesPlainPip(Guarded):
                      "pip download -q -d %s/d %s flash-attn" % (self.tmp, find), "python -c 'import pip'"]:
             self.shell(line)
             self.assertEqual(len(self.kinds()), len(typed), line)
-        self.shell("VENVTX_GUARD=0 pip uninstall -q -y flash-attn")
+        self.shell("VENVTX_GUARD=0 pip install -q %s flash-attn" % find)  # the last line above removed it
         self.assertEqual(self.kinds()[0][0], "outside")  # bypassed: recorded by the next command, not run
 
     def test_pip_upgrades_itself_under_the_guard(self):
