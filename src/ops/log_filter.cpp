@@ -23,9 +23,12 @@ LogFilter parse_log_filter(const std::vector<std::string>& kinds, const std::opt
         for (std::string kind; std::getline(parts, kind, ',');) {
             if (std::find(k_kinds.begin(), k_kinds.end(), kind) == k_kinds.end()) {
                 auto near = closest(kind, k_kinds);
+                std::string known;
+                for (const auto& name : k_kinds) {
+                    known += (known.empty() ? "" : ", ") + name;
+                }
                 throw usage_error("--kind: no entry kind '" + kind + "'" +
-                                  (near ? " (did you mean '" + *near + "'?)" : "") +
-                                  "; kinds: remove, install, run, rollback, outside, stamp, exec");
+                                  (near ? " (did you mean '" + *near + "'?)" : "") + "; kinds: " + known);
             }
             filter.kinds.push_back(kind);
         }

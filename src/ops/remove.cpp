@@ -170,7 +170,7 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
                                [&](const nlohmann::json&) { return removal_plan_json(planned.plan, planned.impact); },
                                "what-if: removing in a private view and probing");
         }
-        if (options.mutation.probe.code.empty() && !options.mutation.probe_declined && !options.mutation.force) {
+        if (unprobed_unasked(options.mutation)) {
             if (auto breakage = unprobed_breakage(planned.impact, planned.inventory)) {
                 context.out.say("without a probe it would be refused: " + breakage->what + ". " + breakage->how);
             }

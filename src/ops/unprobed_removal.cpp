@@ -89,9 +89,13 @@ std::optional<Breakage> unprobed_breakage(const RemovalImpact& impact, const std
                     std::vector<std::string>(sonames.begin(), sonames.end()), consumer->owner, probe};
 }
 
+bool unprobed_unasked(const MutationOptions& options) {
+    return options.probe.code.empty() && !options.probe_declined && !options.force;
+}
+
 void refuse_unprobed_breakage(const MutationOptions& options, const RemovalImpact& impact,
                               const std::vector<Distribution>& inventory) {
-    if (!options.probe.code.empty() || options.probe_declined || options.force) {
+    if (!unprobed_unasked(options)) {
         return;
     }
     if (auto breakage = unprobed_breakage(impact, inventory)) {

@@ -25,8 +25,11 @@ struct Breakage {
 // last venv provider (a system copy the loader would fall back to is another file: it counts).
 std::optional<Breakage> unprobed_breakage(const RemovalImpact& impact, const std::vector<Distribution>& inventory);
 
-// Throws the refusal (exit 2, kind `unprobed_breakage`) unless a probe will run, --no-probe
-// declined one knowingly, or --force.
+// Whether the change runs with no probe and nobody said so (--no-probe, --force): then a
+// breakage is refused.
+bool unprobed_unasked(const MutationOptions& options);
+
+// Throws the refusal (exit 2, kind `unprobed_breakage`) when unprobed_unasked and a library breaks.
 void refuse_unprobed_breakage(const MutationOptions& options, const RemovalImpact& impact,
                               const std::vector<Distribution>& inventory);
 
