@@ -1,9 +1,12 @@
 // Link capture: every venv file hard-linked into staging before the command, the venv
 // snapshotted again after it, paths diffed by state and inode.
 #include "venvtx/capture/command_capture.hpp"
+#include "venvtx/capture/private_copy.hpp"
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/fs.hpp"
 
 #include <set>
+#include <sys/stat.h>
 
 namespace venvtx {
 
@@ -59,6 +62,9 @@ public:
                 diff.unchanged.push_back(entry.id); // no pre-image: never restored from a wrong one
                 continue;
             }
+            if (entry.before.type == NodeType::file && m_copied.count(entry.path) == 0) {
+                keep_if_named_elsewhere(entry);
+            }
             entry.after = now_state;
             entry.progress = entry.before.type == NodeType::file ? EntryProgress::captured : EntryProgress::applied;
             diff.changed.push_back(entry);
@@ -80,6 +86,17 @@ public:
     }
 
 private:
+    // The venv's name for the linked inode is gone. Where the inode gained a name meanwhile
+    // (moved out of the venv, exchanged with an outside file, linked out), the command or anyone
+    // after it may write through that name: the pre-image becomes a copy of its own.
+    void keep_if_named_elsewhere(const Entry& entry) const {
+        stdfs::path staged = m_target.staging / std::to_string(entry.id);
+        struct stat st {};
+        if (Confinement::instance().stat_node(staged, st) && st.st_nlink > m_inodes.at(entry.path).links) {
+            keep_private(staged, entry.before.mode);
+        }
+    }
+
     CaptureTarget m_target;
     const std::vector<Entry>& m_entries;
     std::map<std::string, InodeFacts> m_inodes;

@@ -43,7 +43,7 @@ public:
             }
             NodeState state = node_from_stat(path, st);
             if (state.type == NodeType::file) {
-                m_snapshot.inodes[rel] = {st.st_dev, st.st_ino};
+                m_snapshot.inodes[rel] = {st.st_dev, st.st_ino, st.st_nlink};
             }
             m_snapshot.states[rel] = state;
             if (state.type == NodeType::dir) {

@@ -1439,5 +1439,57 @@ class WatchedCommandEscapes(ContainmentCase):
             ''')
 
 
+class LinkCaptureNamesOutside(ContainmentCase):
+    """Issue 41, item 6: under `--capture link` a pre-image is a hard link made before the
+    command. A venv file the command moves or exchanges out of the venv lives on there as that
+    same inode, so the store must keep a copy of its own: an edit through the outside name after
+    the commit (or after the restore) reaches neither the store nor the venv."""
+
+    def setUp(self):
+        super().setUp()
+        self.outside = os.path.join(self.tmp, "outside")  # the command's own place, not the sentinel
+        os.mkdir(self.outside)
+        self.victim = self.in_site("sglang", "launch_server.py")
+        self.moved = os.path.join(self.outside, "launch_server.py")
+        self.original = self.read(self.victim)
+
+    def linked_run(self, code, passing):
+        script = "import ctypes, os, sys\nV, M = sys.argv[1], sys.argv[2]\n" + textwrap.dedent(code)
+        return self.venvtx("run", "--capture", "link", "--preview", "never", "--no-baseline", "--probe",
+                           "pass" if passing else "raise SystemExit(1)", "--",
+                           os.path.join(self.venv, "bin", "python"), "-B", "-c", script, self.victim, self.moved,
+                           timeout=T)
+
+    def edit_outside_then_roll_back(self, proc):
+        self.assertEqual(proc.returncode, 0, self.verdict(proc))
+        with open(self.moved, "ab") as f:  # in place: the inode the venv's name had
+            f.write(b"# edited outside after the commit\n")
+        self.assertNoByteLost()
+        rollback = self.venvtx("rollback", timeout=T)
+        self.assertEqual(rollback.returncode, 0, self.verdict(rollback))
+        self.assertTree(self.before, rollback)
+        self.assertSentinelIntact(proc=rollback)
+
+    def test_moved_out_then_edited_after_the_commit(self):
+        self.edit_outside_then_roll_back(self.linked_run("os.rename(V, M)\n", passing=True))
+
+    def test_exchanged_out_then_edited_after_the_commit(self):
+        self.write(self.moved, "# an outside file, exchanged into the venv\n")
+        self.edit_outside_then_roll_back(self.linked_run("""
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.renameat2(-100, M.encode(), -100, V.encode(), 2) != 0:  # RENAME_EXCHANGE
+                raise OSError(ctypes.get_errno(), "renameat2")
+            """, passing=True))
+
+    def test_moved_out_restored_then_edited(self):
+        proc = self.linked_run("os.rename(V, M)\n", passing=False)
+        self.assertEqual(proc.returncode, 3, self.verdict(proc))
+        self.assertTree(self.before, proc)
+        with open(self.moved, "ab") as f:
+            f.write(b"# edited outside after the restore\n")
+        self.assertEqual(self.read(self.victim), self.original, "the restore gave the venv the outside inode back")
+        self.assertNoByteLost()
+
+
 if __name__ == "__main__":
     unittest.main()

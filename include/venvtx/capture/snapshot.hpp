@@ -17,6 +17,7 @@ namespace venvtx {
 struct InodeFacts {
     dev_t device = 0;
     ino_t inode = 0;
+    nlink_t links = 0;  // its names when the snapshot was taken
 };
 
 struct VenvSnapshot {
