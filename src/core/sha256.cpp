@@ -1,6 +1,7 @@
 // SHA-256 through OpenSSL's EVP interface.
 #include "venvtx/core/sha256.hpp"
 
+#include "venvtx/core/confinement.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/progress.hpp"
 
@@ -46,13 +47,8 @@ std::string finish_hex(EVP_MD_CTX* context) {
     return hex;
 }
 
-} // namespace
-
-FileDigest sha256_file(const std::filesystem::path& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        throw system_error("open " + path.string(), errno);
-    }
+// Reads `fd` (of `path`) to its end and closes it.
+FileDigest sha256_open_file(const std::filesystem::path& path, int fd) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     auto context = new_context();
     constexpr size_t k_block = 1 << 20;
@@ -76,14 +72,35 @@ FileDigest sha256_file(const std::filesystem::path& path) {
     return digest;
 }
 
-std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths) {
+FileDigest sha256_confined(const std::filesystem::path& path) {
+    ParentDir parent = Confinement::instance().open_parent(path);
+    int fd = ::openat(parent.dir.get(), parent.leaf.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        throw system_error("open " + path.string(), errno);
+    }
+    return sha256_open_file(path, fd);
+}
+
+} // namespace
+
+FileDigest sha256_file(const std::filesystem::path& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        throw system_error("open " + path.string(), errno);
+    }
+    return sha256_open_file(path, fd);
+}
+
+std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths, HashOpen open) {
     std::vector<FileDigest> results(paths.size());
     Progress::Phase phase("hashing", paths.size(), "files");
     // Largest first, so that the big files run side by side and the small ones fill in.
     std::vector<std::pair<std::uint64_t, size_t>> order;
     for (size_t i = 0; i < paths.size(); ++i) {
         struct stat st {};
-        order.emplace_back(::lstat(paths[i].c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0, i);
+        bool found = open == HashOpen::confined ? Confinement::instance().stat_node(paths[i], st)
+                                                : ::lstat(paths[i].c_str(), &st) == 0;
+        order.emplace_back(found ? static_cast<std::uint64_t>(st.st_size) : 0, i);
     }
     std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::atomic<size_t> next{0};
@@ -93,7 +110,7 @@ std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& p
         for (size_t n = next++; n < order.size(); n = next++) {
             size_t i = order[n].second;
             try {
-                results[i] = sha256_file(paths[i]);
+                results[i] = open == HashOpen::confined ? sha256_confined(paths[i]) : sha256_file(paths[i]);
                 Progress::advance(1, results[i].size);
             } catch (...) {
                 std::lock_guard<std::mutex> guard(failure_mutex);

@@ -44,16 +44,8 @@ void write_proc(const char* path, const std::string& text) {
     }
 }
 
-// Commas separate overlay options and colons separate lower layers: both are escaped in paths.
-std::string escaped(const stdfs::path& path) {
-    std::string text;
-    for (char c : path.string()) {
-        if (c == ',' || c == ':' || c == '\\') {
-            text += '\\';
-        }
-        text += c;
-    }
-    return text;
+std::string fd_path(const UniqueFd& fd) {
+    return "/proc/self/fd/" + std::to_string(fd.get());
 }
 
 // The work directory's own "work" subdirectory is left mode 000 by the kernel.
@@ -152,29 +144,44 @@ void enter_overlay_view(const PreviewArea& area, const std::filesystem::path& ve
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
         unavailable("making mounts private", errno);
     }
-    // Opened in this namespace, before the overlay: once the store is hidden, the area is out of reach by path.
-    UniqueFd own_lock(::open(area.lock().c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
+    // Every layer, target and source is a descriptor opened beneath its checked root, and the
+    // mounts name them as /proc/self/fd/N: the venv's owner may swap the store (or a directory
+    // in it) for a symlink at any moment, and a path string would then lead root's mount, and
+    // the command's writes, wherever it points.
+    // They are opened in this namespace (an overlay refuses layers from another one's mounts),
+    // beneath the roots opened again here.
+    Fs::instance().hook("preview_mount");
+    Confinement& confinement = Confinement::instance();
+    confinement.reopen_roots();
+    UniqueFd lower = confinement.open_dir(venv_root);
+    UniqueFd upper = confinement.open_dir(area.upper());
+    UniqueFd work = confinement.open_dir(area.work());
+    ParentDir lock_dir = confinement.open_parent(area.lock());
+    UniqueFd own_lock(::openat(lock_dir.dir.get(), lock_dir.leaf.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
     if (!own_lock.valid()) {
         unavailable("open " + area.lock().string(), errno);
     }
-    std::string layers = "lowerdir=" + escaped(venv_root) + ",upperdir=" + escaped(area.upper()) +
-                         ",workdir=" + escaped(area.work()) + (root ? "" : ",userxattr");
+    std::string layers = "lowerdir=" + fd_path(lower) + ",upperdir=" + fd_path(upper) + ",workdir=" + fd_path(work) +
+                         (root ? "" : ",userxattr");
     // Plain layers: a renamed directory is copied, not redirected, and no file is metadata only.
-    if (::mount("overlay", venv_root.c_str(), "overlay", 0, (layers + ",redirect_dir=off,metacopy=off,index=off").c_str()) != 0 &&
-        ::mount("overlay", venv_root.c_str(), "overlay", 0, layers.c_str()) != 0) {
+    if (::mount("overlay", fd_path(lower).c_str(), "overlay", 0, (layers + ",redirect_dir=off,metacopy=off,index=off").c_str()) != 0 &&
+        ::mount("overlay", fd_path(lower).c_str(), "overlay", 0, layers.c_str()) != 0) {
         unavailable("an overlay over " + venv_root.string(), errno);
     }
-    stdfs::path lock = venv_root / ".lock";
-    std::string lock_source = "/proc/self/fd/" + std::to_string(own_lock.get());
+    confinement.reopen_roots(); // the venv's root is the overlay now; the store below it is its view
     struct stat st {};
-    if (::lstat(lock.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::mount(lock_source.c_str(), lock.c_str(), nullptr, MS_BIND, nullptr) != 0) {
-        unavailable("hiding " + lock.string(), errno);
+    ParentDir venv_lock = confinement.open_parent(venv_root / ".lock");
+    UniqueFd lock(::openat(venv_lock.dir.get(), venv_lock.leaf.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
+    if (lock.valid() && ::fstat(lock.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::mount(fd_path(own_lock).c_str(), fd_path(lock).c_str(), nullptr, MS_BIND, nullptr) != 0) {
+        unavailable("hiding " + (venv_root / ".lock").string(), errno);
     }
-    if (::lstat(store_root.c_str(), &st) == 0 && // a what-if may run before any store exists
-        ::mount("tmpfs", store_root.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                "size=4k,mode=0555") != 0) {
-        unavailable("hiding the store", errno);
+    if (confinement.stat_node(store_root, st)) { // a what-if may run before any store exists
+        UniqueFd store = confinement.open_dir(store_root);
+        if (::mount("tmpfs", fd_path(store).c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    "size=4k,mode=0555") != 0) {
+            unavailable("hiding the store", errno);
+        }
     }
     if (have_cwd && ::chdir(cwd) != 0) { // re-entered: a cwd inside the venv now sees the overlay
         ::chdir("/");

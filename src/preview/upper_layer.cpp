@@ -5,6 +5,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
 #include "venvtx/core/sha256.hpp"
+#include "venvtx/core/unique_fd.hpp"
 
 #include <cerrno>
 #include <dirent.h>
@@ -18,12 +19,15 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-// The upper layer is venvtx's own directory, read as it is.
+// The upper layer lies in the store (or a what-if's private directory), a directory whose
+// owner may not be whoever runs venvtx: it is read beneath its root, never through a symlink.
 std::vector<std::string> upper_names(const stdfs::path& dir) {
-    DIR* handle = ::opendir(dir.c_str());
+    UniqueFd fd = Confinement::instance().open_dir(dir);
+    DIR* handle = ::fdopendir(fd.get());
     if (handle == nullptr) {
         throw system_error("read the preview layer " + dir.string(), errno);
     }
+    fd.release(); // closedir closes it
     std::vector<std::string> names;
     while (const dirent* entry = ::readdir(handle)) {
         std::string name = entry->d_name;
@@ -35,15 +39,20 @@ std::vector<std::string> upper_names(const stdfs::path& dir) {
     return names;
 }
 
+bool layer_stat(const stdfs::path& path, struct stat& st) {
+    return Confinement::instance().stat_node(path, st);
+}
+
 bool is_whiteout(const struct stat& st) {
     return S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
 }
 
 // trusted.* as root, user.* where the overlay was mounted with userxattr (a user namespace).
 bool is_opaque(const stdfs::path& dir) {
+    UniqueFd fd = Confinement::instance().open_dir(dir);
     for (const char* name : {"trusted.overlay.opaque", "user.overlay.opaque"}) {
         char value[4] = {};
-        ssize_t n = ::lgetxattr(dir.c_str(), name, value, sizeof value);
+        ssize_t n = ::fgetxattr(fd.get(), name, value, sizeof value);
         if (n == 1 && value[0] == 'y') {
             return true;
         }
@@ -58,7 +67,7 @@ public:
 
     std::vector<Entry> read() {
         struct stat st {};
-        if (::lstat(m_upper.c_str(), &st) == 0) {
+        if (layer_stat(m_upper, st)) {
             open_up(m_upper, st);
         }
         walk_upper("", false);
@@ -93,7 +102,7 @@ private:
     void read_node(const std::string& rel, bool opaque_above) {
         stdfs::path layered = m_upper / rel;
         struct stat st {};
-        if (::lstat(layered.c_str(), &st) != 0) {
+        if (!layer_stat(layered, st)) {
             throw system_error("read the preview layer " + layered.string(), errno);
         }
         NodeState live = observe_node(m_layout.root / rel);
@@ -129,7 +138,7 @@ private:
         // A live directory (every caller checked), reached without following symlinks.
         for (const auto& name : Confinement::instance().names_in(m_layout.root / rel)) {
             struct stat st {};
-            if (!layered.empty() && ::lstat((layered / name).c_str(), &st) == 0) {
+            if (!layered.empty() && layer_stat(layered / name, st)) {
                 continue;
             }
             std::string child = join(rel, name);
@@ -166,7 +175,7 @@ private:
                 files.push_back(&entry);
             }
         }
-        std::vector<FileDigest> digests = sha256_files(paths);
+        std::vector<FileDigest> digests = sha256_files(paths, HashOpen::confined);
         for (std::size_t i = 0; i < files.size(); ++i) {
             files[i]->after.object = digests[i].hex;
             files[i]->after.size = digests[i].size;

@@ -829,6 +829,36 @@ class PinnedIndex(VenvTestCase):
             db.close()
 
 
+
+class PinnedPreview(VenvTestCase):
+    """Issue 41, item 5: the preview's overlay is mounted from descriptors opened beneath the
+    checked store, never from path strings. At the moment the layers are mounted (VENVTX_HOOK),
+    the store's preview directory is swapped for a symlink to a look-alike whose upper layer leads
+    to a directory venvtx must not write in: the command's files must not land there."""
+
+    def test_a_preview_area_swapped_for_a_symlink_as_the_overlay_mounts_is_not_followed(self):
+        previews = os.path.join(self.venv, ".venvtx", "preview")
+        secret = os.path.join(self.tmp, "root-only")
+        decoy = os.path.join(self.tmp, "decoy")
+        os.mkdir(secret, 0o700)
+        os.mkdir(decoy)
+        swap = ("for area in {p}/*; do n=$(basename $area); mkdir -p {d}/$n/work; touch {d}/$n/lock; ln -s {s} {d}/$n/upper; done; "
+                "mv {p} {p}.real && ln -s {d} {p}").format(p=previews, d=decoy, s=secret)
+        before = tree_hash(self.venv)
+        proc = self.venvtx("run", "--preview", "always", "--", "sh", "-c",
+                           "echo planted > " + os.path.join(self.site, "planted.py"),
+                           env=dict(self.env, VENVTX_HOOK="preview_mount:" + swap))
+        self.assertTrue(os.path.islink(previews), "the hook never ran: " + proc.stdout + proc.stderr)
+        self.assertEqual(os.listdir(secret), [], "the overlay's upper layer followed the swapped path: "
+                         + proc.stdout + proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertNotEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        os.unlink(previews)
+        os.rename(previews + ".real", previews)
+        self.assertEqual(tree_hash(self.venv), before)
+
+
 FLIPPER = r'''
 import ctypes, os, sys, threading, time
 decoy, victim = (p.encode() for p in sys.argv[1:3])

@@ -94,7 +94,9 @@ public:
     // Tests only: at the named point, runs the shell command VENVTX_HOOK=<point>:<command>
     // gives (another process changing the venv at just that moment). "place": a change, restore,
     // rollback or recovery is about to put its paths in place (a removal's files are captured);
-    // "recheck": it has put every path in place and is about to check them.
+    // "recheck": it has put every path in place and is about to check them; "index_open": the
+    // store's index is about to be opened; "preview_mount": a preview's private namespace is
+    // about to mount its overlay.
     void hook(const char* point) const;
 
     // A hold's second name (state/state_holds): linkat/unlinkat between directories the caller

@@ -15,8 +15,12 @@ struct FileDigest {
 
 // Hashes a regular file without following a final symlink. Throws Error on I/O failure.
 FileDigest sha256_file(const std::filesystem::path& path);
+// How sha256_files reaches each file: by its path (the last component never followed), or
+// beneath a Confinement root with no symlink on any component (a directory a user may swap).
+enum class HashOpen { by_path, confined };
 // Hashes many files on several threads; result i belongs to paths[i]. Rethrows the first error.
-std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths);
+std::vector<FileDigest> sha256_files(const std::vector<std::filesystem::path>& paths,
+                                     HashOpen open = HashOpen::by_path);
 std::string sha256_hex(const std::string& data);
 
 // A digest fed in pieces (bytes streamed out of a pack).
