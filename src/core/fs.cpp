@@ -328,6 +328,33 @@ void Fs::mkdir(const stdfs::path& path, mode_t mode) {
     check(::mkdirat(parent.dir.get(), parent.leaf.c_str(), mode), "mkdir", path);
 }
 
+void Fs::clone_dir(const stdfs::path& from, const stdfs::path& to) {
+    step("mkdir", to);
+    UniqueFd in = open_contained(from, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (!in.valid()) {
+        fail("open", from, errno);
+    }
+    struct stat st {};
+    check(::fstat(in.get(), &st), "stat", from);
+    bool root = ::geteuid() == 0;
+    if (!root && st.st_uid != ::geteuid()) {
+        fail("clone", from, EPERM); // another user's: only root can give it that owner
+    }
+    ParentDir target = parent_of(to);
+    check(::mkdirat(target.dir.get(), target.leaf.c_str(), 0700), "mkdir", to);
+    UniqueFd out(::openat(target.dir.get(), target.leaf.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (!out.valid()) {
+        fail("open", to, errno);
+    }
+    struct stat made {};
+    check(::fstat(out.get(), &made), "stat", to);
+    if (!root && made.st_gid != st.st_gid) {
+        check(::fchown(out.get(), static_cast<uid_t>(-1), st.st_gid), "chown", to);
+    }
+    copy_metadata(in.get(), out.get(), st);
+    check(::fchmod(out.get(), (st.st_mode & 07777) | S_IRWXU), "chmod", to); // after the owner
+}
+
 void Fs::mkdirs(const stdfs::path& path) {
     const Confinement& confinement = Confinement::instance();
     if (!confinement.contains(path)) {

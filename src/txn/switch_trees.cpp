@@ -33,8 +33,7 @@ void clone_below(const stdfs::path& from, const stdfs::path& to, const std::stri
         std::string child = joined(rel, name);
         NodeState node = observe_node(from / name);
         if (node.type == NodeType::dir) {
-            fs.mkdir(to / name, node.mode | S_IRWXU);
-            fs.take_parent_owner(to / name);
+            fs.clone_dir(from / name, to / name);
             if ((node.mode & S_IRWXU) != S_IRWXU) {
                 closed.push_back({to / name, node.mode});
             }
@@ -106,8 +105,7 @@ std::int64_t inode_at(const stdfs::path& path) {
 
 std::vector<ClosedDir> clone_tree(const stdfs::path& from, const stdfs::path& to, const UnitPathTest& skip) {
     NodeState root = observe_node(from);
-    Fs::instance().mkdir(to, root.mode | S_IRWXU);
-    Fs::instance().take_parent_owner(to);
+    Fs::instance().clone_dir(from, to);
     std::vector<ClosedDir> closed;
     if ((root.mode & S_IRWXU) != S_IRWXU) {
         closed.push_back({to, root.mode});

@@ -10,14 +10,19 @@
 #include "venvtx/venv/switch_units.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <map>
+#include <optional>
 #include <set>
+#include <sys/statfs.h>
 
 namespace venvtx {
 
 namespace stdfs = std::filesystem;
 
 namespace {
+
+constexpr decltype(statfs::f_type) k_overlayfs_magic = 0x794c7630; // OVERLAYFS_SUPER_MAGIC
 
 const NodeState& target_of(const Entry& entry, Side side) {
     return side == Side::before ? entry.before : entry.after;
@@ -131,8 +136,13 @@ std::vector<Unit> plan_units(const VenvLayout& layout, std::int64_t tx, int phas
     return units;
 }
 
-// Whether this filesystem exchanges: two empty directories traded and removed.
-bool exchange_works(const VenvLayout& layout, const std::string& first_shadow) {
+// Why units cannot be exchanged here, or nothing: on overlayfs a directory of a lower layer
+// (a venv baked into a container image) refuses to move (EXDEV) though new ones trade; elsewhere
+// two empty directories are traded and removed.
+std::optional<std::string> exchange_refused(const VenvLayout& layout, const std::string& first_shadow) {
+    if (struct statfs fs_stat {}; ::statfs(layout.root.c_str(), &fs_stat) == 0 && fs_stat.f_type == k_overlayfs_magic) {
+        return "the venv is on overlayfs, whose lower layers' directories cannot be exchanged";
+    }
     Fs& fs = Fs::instance();
     stdfs::path a = exchange_trial_path(layout.root / first_shadow, "a");
     stdfs::path b = exchange_trial_path(layout.root / first_shadow, "b");
@@ -150,7 +160,14 @@ bool exchange_works(const VenvLayout& layout, const std::string& first_shadow) {
     }
     fs.rmdir(a);
     fs.rmdir(b);
-    return works;
+    return works ? std::nullopt : std::optional<std::string>("the filesystem refuses RENAME_EXCHANGE");
+}
+
+// A clone that cannot be made as the live unit is: a file another user owns under
+// fs.protected_hardlinks (EPERM), a mount inside the unit (EXDEV), a file at its link limit.
+bool unclonable(const FsError& error) {
+    int err = error.errno_value();
+    return err == EPERM || err == EACCES || err == EXDEV || err == EMLINK;
 }
 
 // The entries at `indices`, as one list for materialize.
@@ -207,9 +224,22 @@ public:
             Fs::instance().mkdirs((m_layout.root / unit.shadow).parent_path());
         }
         begin_switches(m_store.db(), rows);
-        if (!exchange_works(m_layout, m_units.front().shadow)) {
+        if (auto refused = exchange_refused(m_layout, m_units.front().shadow)) {
             forget_switches(m_store.db(), m_tx, m_phase);
-            return path_by_path(after_switch, "the filesystem refuses RENAME_EXCHANGE");
+            return path_by_path(after_switch, *refused);
+        }
+        std::vector<ClosedDir> closed;
+        try {
+            closed = clone_units();
+        } catch (const FsError& error) {
+            if (!unclonable(error)) {
+                throw;
+            }
+            for (const auto& unit : m_units) { // links and directories only: nothing placed yet
+                Fs::instance().remove_tree(m_layout.root / unit.shadow);
+            }
+            forget_switches(m_store.db(), m_tx, m_phase);
+            return path_by_path(after_switch, std::string("a unit cannot be cloned: ") + error.what());
         }
         Relocation relocation(shadows, fresh);
         SwitchedResult result;
@@ -234,7 +264,7 @@ public:
         sources.relocation = &relocation;
         sources.movable = movable_for(in_units);
         ShadowMaterialize shadow(m_layout, m_store.objects(), shadowed, m_side, sources);
-        build(shadow, shadowed, relocation);
+        build(shadow, shadowed, relocation, closed);
         if (m_side == Side::after && !shadow.unplaced().empty()) {
             result.placed.unrestored = shadow.unplaced();
             settle_switches(m_layout, m_store, m_tx); // nothing was switched: the shadows go
@@ -320,10 +350,10 @@ private:
         return movable;
     }
 
-    // Each unit's new version in its shadow: a live directory that stays one is cloned (on an
-    // apply without the leaves the change replaces: their old versions stay where the capture
-    // finds them), then the entries are brought to their state there.
-    void build(ShadowMaterialize& shadow, const std::vector<Entry>& shadowed, const Relocation& relocation) {
+    // Each unit's new version in its shadow begins as a clone: a live directory that stays one
+    // (on an apply without the leaves the change replaces: their old versions stay where the
+    // capture finds them). Returns the directories cloned closed.
+    std::vector<ClosedDir> clone_units() {
         std::vector<ClosedDir> closed;
         for (const auto& unit : m_units) {
             stdfs::path live = m_layout.root / unit.path;
@@ -340,6 +370,12 @@ private:
                 clone_leaf(live, m_layout.root / unit.shadow); // what a restore finds there decides
             }
         }
+        return closed;
+    }
+
+    // Then the entries are brought to their state there, and the cloned directories closed again.
+    void build(ShadowMaterialize& shadow, const std::vector<Entry>& shadowed, const Relocation& relocation,
+               const std::vector<ClosedDir>& closed) {
         shadow.place();
         std::set<std::string> journaled;
         for (const auto& entry : shadowed) {

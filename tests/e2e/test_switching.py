@@ -19,7 +19,7 @@ import time
 import unittest
 
 import test_crash
-from support import VenvTestCase, tree_diff, tree_hash, write_wheel
+from support import VENVTX, VenvTestCase, tree_diff, tree_hash, write_wheel
 
 READS_AT_LEAST = 10
 
@@ -192,6 +192,103 @@ class Switching(BigPkgCase):
         self.assertEqual(before, after, tree_diff(before, after))
         self.assertEqual(cached, tree_hash(cache))
         self.assertEqual(switch_leftovers(self.venv), [])
+
+
+
+class FallsBackInsteadOfWedging(BigPkgCase):
+    """Issue 41, item 7: where a unit cannot be exchanged or cloned, the change goes path by path
+    and says why; a clone keeps each directory as it was (owner, group, set-id and group-write
+    bits, xattrs), never one made anew under the umask."""
+
+    MODULES = 20
+
+    def setUp(self):
+        super().setUp()
+        self.site = [os.path.join(self.venv, "lib", d, "site-packages") for d in os.listdir(os.path.join(self.venv, "lib"))][0]
+        self.package = os.path.join(self.site, "bigpkg")
+
+    def mount(self, *args):
+        if os.geteuid() != 0:
+            self.skipTest("mounting needs root")
+        target = args[-1]
+        subprocess.run(["mount", *args], check=True, capture_output=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", target], capture_output=True)
+
+    def remove_then_roll_back(self, why, user=None):
+        before = tree_hash(self.venv)
+        proc = self.as_user(user, "--json", "remove", "bigpkg", "--no-probe")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        switching = json.loads(proc.stdout)["transaction"]["details"].get("switching", {})
+        self.assertIn(why, switching.get("per_path", ""), switching)
+        self.assertEqual(switch_leftovers(self.venv), [])
+        rollback = self.as_user(user, "rollback")
+        self.assertEqual(rollback.returncode, 0, rollback.stdout + rollback.stderr)
+        after = tree_hash(self.venv)
+        self.assertEqual(before, after, tree_diff(before, after))
+        self.assertEqual(switch_leftovers(self.venv), [])
+
+    def as_user(self, user, *args):
+        """venvtx run as `user` (a uid; None: as this process)."""
+        if user is None:
+            return self.venvtx(*args, timeout=600)
+        return subprocess.run(["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups", "--",
+                               VENVTX, "--venv", self.venv, *args], capture_output=True, text=True, env=self.env,
+                              timeout=600)
+
+    def test_a_venv_baked_into_a_lower_layer_of_an_overlay(self):
+        upper, work = os.path.join(self.tmp, "upper"), os.path.join(self.tmp, "work")
+        os.mkdir(upper)
+        os.mkdir(work)
+        self.mount("-t", "overlay", "overlay", "-o", "lowerdir=%s,upperdir=%s,workdir=%s" % (self.venv, upper, work),
+                   self.venv)
+        self.remove_then_roll_back("overlayfs")
+
+    def test_a_mount_inside_a_package(self):
+        elsewhere = os.path.join(self.tmp, "elsewhere")
+        os.makedirs(elsewhere)
+        with open(os.path.join(elsewhere, "weights.bin"), "wb") as f:
+            f.write(b"not the venv's\n")
+        os.mkdir(os.path.join(self.package, "data"))
+        self.mount("--bind", elsewhere, os.path.join(self.package, "data"))
+        self.remove_then_roll_back("cannot be cloned")
+        self.assertEqual(os.listdir(os.path.join(self.package, "data")), ["weights.bin"])
+
+    def test_another_users_file_in_a_package_under_protected_hardlinks(self):
+        with open("/proc/sys/fs/protected_hardlinks") as f:
+            if f.read().strip() != "1" or os.geteuid() != 0 or shutil.which("setpriv") is None:
+                self.skipTest("needs root, setpriv and fs.protected_hardlinks=1")
+        user = 65534
+        for dirpath, dirnames, filenames in os.walk(self.tmp):
+            for name in [dirpath] + [os.path.join(dirpath, n) for n in dirnames + filenames]:
+                os.lchown(name, user, user)
+        root_owned = os.path.join(self.package, "licence-server.dat")
+        with open(root_owned, "w") as f:
+            f.write("root's\n")
+        os.chmod(root_owned, 0o600)
+        os.chmod(self.tmp, 0o755)
+        self.remove_then_roll_back("cannot be cloned", user=user)
+        self.assertEqual(os.stat(root_owned).st_uid, 0)
+
+    def test_a_cloned_directory_keeps_its_owner_mode_and_xattrs(self):
+        userdata = os.path.join(self.package, "userdata")
+        os.mkdir(userdata)
+        with open(os.path.join(userdata, "notes.txt"), "w") as f:  # the user's: the package stays
+            f.write("mine\n")
+        os.chmod(userdata, 0o2775)
+        if os.geteuid() == 0:
+            os.chown(userdata, 1234, 1234)
+        os.setxattr(userdata, "user.note", b"kept")
+        want = os.stat(userdata)
+
+        def check(when):
+            st = os.stat(userdata)
+            self.assertEqual((oct(st.st_mode), st.st_uid, st.st_gid), (oct(want.st_mode), want.st_uid, want.st_gid), when)
+            self.assertEqual(os.getxattr(userdata, "user.note"), b"kept", when)
+
+        self.run_venvtx("install", "bigpkg==2.0", *self.wheel_args)
+        check("after the upgrade")
+        self.run_venvtx("rollback")
+        check("after its rollback")
 
 
 class SwitchSweeps(test_crash.SweepCase):

@@ -61,6 +61,10 @@ public:
     void rmdir(const stdfs::path& path);
     void mkdir(const stdfs::path& path, mode_t mode);
     void mkdirs(const stdfs::path& path);
+    // A directory made at `to` as `from` is: its owner and group, extended attributes and mode
+    // (set-id bits, group write: no umask), but with the owner's rwx, so that it can be filled.
+    // EPERM where this process cannot give it that owner or group (not root).
+    void clone_dir(const stdfs::path& from, const stdfs::path& to);
     // Removes `path` and, for a directory, everything below it, never following a symlink.
     void remove_tree(const stdfs::path& path);
     void symlink(const std::string& target, const stdfs::path& link);
