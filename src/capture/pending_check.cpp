@@ -64,7 +64,7 @@ void retake_changed(const Output& out, Store& store, std::map<std::string, Pendi
     if (checked.changed.empty()) {
         return;
     }
-    out.say("--force: taking " + std::to_string(checked.changed.size()) + " captured file(s) as they are now, "
+    out.say("--force: taking " + counted(checked.changed.size(), "captured file") + " as they are now, "
             "not matching the hash recorded at the removal, e.g. " + checked.changed.begin()->first);
     SqlTransaction transaction(store.db());
     for (const auto& [path, changed] : checked.changed) {

@@ -70,9 +70,9 @@ Command register_show(CLI::App& parent) {
                 } else {
                     out.verdict(transaction_details(*record, entries));
                     if (unhashed > 0) {
-                        out.say("stored: " + std::to_string(unhashed) + " removed file(s) kept as they were moved, not "
+                        out.say("stored: " + counted(unhashed, "removed file") + " kept as they were moved, not "
                                 "hashed yet (a rollback renames them back; `venvtx gc` stores them as objects)" +
-                                (objects.empty() ? std::string() : ", and " + std::to_string(objects.size()) + " object(s)"));
+                                (objects.empty() ? std::string() : ", and " + counted(objects.size(), "object")));
                     } else if (objects.empty() && record->undone_by && record->kind == "remove" &&
                                record->files.removed > 0) {
                         out.say("stored: nothing; tx " + std::to_string(*record->undone_by) +
@@ -80,12 +80,12 @@ Command register_show(CLI::App& parent) {
                     } else if (!objects.empty() && record->undone_by && held < objects.size()) {
                         // A rollback renamed them back into the venv (zero copy): nothing left to store.
                         out.say("stored: " + (held == 0 ? std::string("none") : std::to_string(held)) + " of its " +
-                                std::to_string(objects.size()) + " object(s); tx " + std::to_string(*record->undone_by) +
+                                counted(objects.size(), "object") + "; tx " + std::to_string(*record->undone_by) +
                                 " moved " + (held == 0 ? "them" : "the others") + " back into the venv when it undid it");
                     } else if (!objects.empty()) {
-                        out.say("stored: " + std::to_string(objects.size()) + " object(s) to undo it, " +
+                        out.say("stored: " + counted(objects.size(), "object") + " to undo it, " +
                                 std::to_string(loose) + " loose, " + std::to_string(packed.size()) + " packed in " +
-                                std::to_string(packs.size()) + " pack(s)");
+                                counted(packs.size(), "pack"));
                     }
                 }
                 return 0;

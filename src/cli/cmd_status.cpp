@@ -27,7 +27,7 @@ std::string held_text(const StatusReport& report) {
                             : std::to_string(report.held_dists) + " of " + std::to_string(report.now.dists.size())) +
                        " distributions";
     if (report.unheld_files > 0) {
-        text += ", but for " + std::to_string(report.unheld_files) + " file(s)";
+        text += ", but for " + counted(report.unheld_files, "file");
     }
     std::int64_t left = static_cast<std::int64_t>(report.now.dists.size()) - report.held_dists;
     if (report.held_dists == 0) {

@@ -57,7 +57,7 @@ Command register_verify(CLI::App& parent) {
                                 std::to_string(report.packed_checked) + " packed objects, " +
                                 std::to_string(report.pending_checked) + " unhashed removed files and " +
                                 std::to_string(report.files_checked) + " venv files checked, " +
-                                std::to_string(report.problems.size()) + " problem(s)");
+                                counted(report.problems.size(), "problem"));
                 }
                 return report.problems.empty() ? 0 : static_cast<int>(ExitCode::verify_failed);
             }};

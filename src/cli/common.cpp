@@ -193,7 +193,7 @@ int finish(const Output& out, const Outcome& outcome) {
             what = "undid tx " + std::to_string(*tx.undoes);
         }
         out.say("committed tx " + std::to_string(tx.id) + " (" + what + "): " +
-                std::to_string(tx.files.removed) + " files removed, " + std::to_string(tx.files.added) +
+                counted(tx.files.removed, "file") + " removed, " + std::to_string(tx.files.added) +
                 " added, " + std::to_string(tx.files.modified) + " modified" + (tx.probe ? "" : ", not probed") +
                 (tx.undoes ? "" : "; undo with `venvtx rollback`"));
     }

@@ -22,6 +22,25 @@ std::string human_bytes(std::uint64_t bytes) {
     return buffer;
 }
 
+std::string counted(std::uint64_t count, const std::string& noun) {
+    std::string text = std::to_string(count) + " " + noun;
+    if (count == 1 || noun.empty()) {
+        return text;
+    }
+    auto ends = [&](const char* tail) {
+        std::string suffix(tail);
+        return noun.size() >= suffix.size() && noun.compare(noun.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends("s") || ends("x") || ends("ch") || ends("sh")) {
+        return text + "es";
+    }
+    if (ends("y") && noun.size() > 1 && std::string("aeiou").find(noun[noun.size() - 2]) == std::string::npos) {
+        text.pop_back();
+        return text + "ies";
+    }
+    return text + "s";
+}
+
 Output::Output(OutputOptions options) : m_options(options) {}
 
 bool Output::progress_allowed() const {

@@ -131,8 +131,8 @@ public:
             }
         }
         if (!diff.in_place.empty()) {
-            std::string message = std::to_string(diff.in_place.size()) +
-                                  " file(s) changed in place, no pre-image kept (use --copy): " + diff.in_place.front();
+            std::string message = counted(diff.in_place.size(), "file") +
+                                  " changed in place, no pre-image kept (use --copy): " + diff.in_place.front();
             m_store.history().set_message(tx, message);
             m_context.out.verdict("warning: " + message);
         }

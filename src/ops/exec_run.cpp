@@ -95,8 +95,8 @@ void record_run(const Context& context, const ExecOptions& options, const VenvSt
                       (changed ? "; the venv changed while it ran" : "");
     entry.details = details;
     std::int64_t id = store.history().record(entry);
-    context.out.debug("run recorded as entry " + std::to_string(id) + ": " + std::to_string(run.mapped.size()) +
-                      " mapped file(s) from the venv, " + std::to_string(run.processes) + " process(es)" +
+    context.out.debug("run recorded as entry " + std::to_string(id) + ": " + counted(run.mapped.size(), "mapped file") +
+                      " from the venv, " + counted(run.processes, "process") +
                       (run.traced ? "" : " (sampled only: ptrace was refused)"));
 }
 

@@ -255,7 +255,7 @@ private:
         nlohmann::json kept_json = nlohmann::json::array();
         std::string how = m_previewing ? " in private views, up to " + std::to_string(jobs()) + " at a time"
                                        : " in place, one at a time";
-        m_context.out.say("keep-going: " + std::to_string(m_probes) + " probe(s) run" + how +
+        m_context.out.say("keep-going: " + counted(m_probes, "probe") + " run" + how +
                           (m_search.exact ? "" : " (more than 8 interacting distributions: searched greedily)"));
         for (const auto& name : removed) {
             std::vector<std::string> copies = system_copies(m_expected, name, removed);

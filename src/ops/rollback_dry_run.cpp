@@ -59,7 +59,7 @@ Outcome rollback_dry_run(const Context& context, Store& store, const std::vector
     outcome.plan = {{"kind", "rollback"}, {"undoes", ids}, {"packages", packages_undone(undo)},
                     {"paths", paths}, {"refused", nullptr}};
     say_command_plan(context.out, outcome.plan);
-    context.out.say("  " + std::to_string(paths.size()) + " path(s) restored");
+    context.out.say("  " + counted(paths.size(), "path") + " restored");
     std::vector<DriftedPath> drifted = find_drift(context.layout, store.history(), undo);
     if (!drifted.empty()) {
         std::string why = describe_drift(drifted);

@@ -74,7 +74,7 @@ int watch(const Context& context, const WatchOptions& options) {
             owed = !record(context, recorded);
         }
     }
-    context.out.say("stopped watching: " + std::to_string(recorded) + " change(s) recorded");
+    context.out.say("stopped watching: " + counted(recorded, "change") + " recorded");
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include "probe_script.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/json_text.hpp"
+#include "venvtx/core/output.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/subprocess.hpp"
 
@@ -71,11 +72,11 @@ void judge_gpus(ProbeReport& report, std::optional<int> expected) {
     int seen = static_cast<int>(report.gpus->size());
     if (expected && seen < *expected) {
         report.passed = false;
-        report.error = "expected " + std::to_string(*expected) + " GPU(s), torch sees " +
+        report.error = "expected " + counted(*expected, "GPU") + ", torch sees " +
                        std::to_string(seen);
     } else if (expected && seen > *expected) {
         report.passed = false;
-        report.error = "expected exactly " + std::to_string(*expected) + " GPU(s), torch sees " +
+        report.error = "expected exactly " + counted(*expected, "GPU") + ", torch sees " +
                        std::to_string(seen);
     }
 }

@@ -1,10 +1,12 @@
 // outside_summary and outside_json.
 #include "venvtx/report/outside_text.hpp"
 
+#include "venvtx/core/output.hpp"
+
 namespace venvtx {
 
 std::string outside_summary(const std::vector<LiveChange>& changes) {
-    return std::to_string(changes.size()) + " path(s), e.g. " + changes.front().path + " (" +
+    return counted(changes.size(), "path") + ", e.g. " + changes.front().path + " (" +
            changes.front().change + ")";
 }
 

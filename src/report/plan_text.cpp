@@ -7,9 +7,8 @@ void say_removal_plan(const Output& out, const RemovalPlan& plan) {
     for (const auto& pattern : plan.unmatched) {
         out.warn("skipping '" + pattern + "': no installed distribution matches it (--strict refuses)");
     }
-    out.say("remove " + std::to_string(plan.targets.size()) + " distribution(s): " +
-            std::to_string(plan.files.size()) + " files, " + std::to_string(plan.dirs.size()) +
-            " directories, " + human_bytes(plan.bytes));
+    out.say("remove " + counted(plan.targets.size(), "distribution") + ": " + counted(plan.files.size(), "file") +
+            ", " + counted(plan.dirs.size(), "directory") + ", " + human_bytes(plan.bytes));
     for (const Distribution* dist : plan.targets) {
         out.say("  " + dist->name + " " + dist->version);
     }
@@ -21,7 +20,7 @@ void say_removal_plan(const Output& out, const RemovalPlan& plan) {
                  "): outside the venv (--strict refuses)");
     }
     if (!plan.missing.empty()) {
-        out.debug(std::to_string(plan.missing.size()) + " RECORD path(s) already missing, e.g. " +
+        out.debug(counted(plan.missing.size(), "RECORD path") + " already missing, e.g. " +
                   plan.missing.front());
     }
     for (const auto& broken : plan.broken_requirements) {

@@ -10,7 +10,8 @@ namespace venvtx {
 namespace {
 
 std::string signed_bytes(std::int64_t delta) {
-    return (delta < 0 ? "-" : "+") + human_bytes(static_cast<std::uint64_t>(std::llabs(delta)));
+    std::string text = delta < 0 ? "-" : "+"; // appended: g++ 12 misreads the `"-" + string` form (-Wrestrict)
+    return text.append(human_bytes(static_cast<std::uint64_t>(std::llabs(delta))));
 }
 
 nlohmann::json optional_text(const std::optional<std::string>& text) { return text ? nlohmann::json(*text) : nullptr; }

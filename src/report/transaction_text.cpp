@@ -151,7 +151,7 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
             std::to_string(entries.size()) + " paths in all)\n";
     if (record.restored) {
         text += *record.restored ? "  restored every path, checked\n"
-                                 : "  NOT restored: " + std::to_string(record.unrestored.size()) + " path(s):";
+                                 : "  NOT restored: " + counted(record.unrestored.size(), "path") + ":";
         for (const auto& path : record.unrestored) {
             text += " " + path;
         }
@@ -184,7 +184,7 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
     }
     if (record.details && record.details->contains("keep_going")) {
         const nlohmann::json& search = (*record.details)["keep_going"];
-        text += "  keep-going, " + std::to_string(search.value("probes", 0)) + " probe(s):\n";
+        text += "  keep-going, " + counted(search.value("probes", 0), "probe") + ":\n";
         for (const auto& removed : search.value("removed", nlohmann::json::array())) {
             text += "    removed " + removed.value("name", std::string()) + "\n";
         }

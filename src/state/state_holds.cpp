@@ -113,10 +113,11 @@ void say_held(const Output& out, const HoldCount& count) {
     if (count.dists == 0) {
         return;
     }
-    char said[96];
-    std::snprintf(said, sizeof said, "held %lld file(s) of %lld distribution(s) in %.2f ms",
-                  static_cast<long long>(count.linked), static_cast<long long>(count.dists), count.ms);
-    out.debug(count.unheld > 0 ? said + (", " + std::to_string(count.unheld) + " not held") : std::string(said));
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.2f ms", count.ms);
+    std::string said =
+        "held " + counted(count.linked, "file") + " of " + counted(count.dists, "distribution") + " in " + ms;
+    out.debug(count.unheld > 0 ? said + ", " + std::to_string(count.unheld) + " not held" : said);
 }
 
 HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& state) {

@@ -371,7 +371,7 @@ private:
                 throw Error(ExitCode::verify_failed,
                             "the stored copy of " + path + " (" + staged + ") does not match the hash " +
                                 "recorded at its removal: nothing was changed (`--force` puts back " +
-                                std::to_string(checked.changed.size()) + " such file(s) as they are now)");
+                                counted(checked.changed.size(), "such file") + " as they are now)");
             }
         }
         retake_changed(m_context.out, m_store, m_plan.pending, checked);

@@ -41,8 +41,8 @@ std::vector<std::string> recover_one(const Context& context, Store& store, const
     store.history().set_state(record.id, TxState::rolled_back,
                               std::string("interrupted while ") + to_string(record.state) +
                                   (unrestored.empty() ? "; recovered to the state before it"
-                                                      : "; recovered, but " + std::to_string(unrestored.size()) +
-                                                            " path(s) differ from before"));
+                                                      : "; recovered, but not as before: " +
+                                                            counted(unrestored.size(), "path")));
     return unrestored;
 }
 
@@ -116,8 +116,8 @@ std::vector<std::int64_t> recover_interrupted(const Context& context, Store& sto
         if (unrestored.empty()) {
             context.out.say(prefix + "the venv is back to its state before it");
         } else {
-            context.out.verdict(prefix + "NOT restored: " + std::to_string(unrestored.size()) +
-                                " path(s) differ from before, e.g. " + unrestored.front());
+            context.out.verdict(prefix + "NOT restored: " + counted(unrestored.size(), "path") +
+                                " not as before, e.g. " + unrestored.front());
         }
     }
     try { // garbage only: what stays is tried again next time

@@ -332,10 +332,10 @@ std::string describe_store(Store& store) {
     }
     PendingTotals pending = pending_totals(store.db());
     if (pending.files > 0) {
-        packed += ", and " + std::to_string(pending.files) + " removed file(s) (" + human_bytes(pending.bytes) +
+        packed += ", and " + counted(pending.files, "removed file") + " (" + human_bytes(pending.bytes) +
                   ") not hashed yet";
     }
-    return "store: " + human_bytes(totals.bytes) + " in " + std::to_string(totals.objects) + " object(s)" + packed +
+    return "store: " + human_bytes(totals.bytes) + " in " + counted(totals.objects, "object") + packed +
            "; policy: " + describe_policy(load_policy(store.db()));
 }
 
@@ -363,7 +363,7 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
     Collected collected = Collector(store, policy).run(options.dry_run, true);
     const std::vector<std::string>& left_pending = collected.left_pending;
     if (!left_pending.empty()) {
-        context.out.verdict("warning: " + std::to_string(left_pending.size()) + " captured file(s) changed in the "
+        context.out.verdict("warning: " + counted(left_pending.size(), "captured file") + " changed in the "
                             "store since their removal, e.g. " + left_pending.front() +
                             ": not stored; `venvtx verify` lists them");
     }
@@ -373,16 +373,16 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
     if (collected.pruned.empty()) {
         context.out.say(options.dry_run ? "nothing to prune" : "nothing pruned");
     } else {
-        context.out.say(verb + std::to_string(collected.pruned.size()) + " transaction(s) (" +
+        context.out.say(verb + counted(collected.pruned.size(), "transaction") + " (" +
                         id_range(collected.pruned) + "; they stay in the log) and " +
                         (options.dry_run ? "free " : "freed ") + human_bytes(collected.object_bytes) + " in " +
-                        std::to_string(collected.objects.size()) + " object(s)");
+                        counted(collected.objects.size(), "object"));
     }
     if (packing.objects > 0) {
-        context.out.say((options.dry_run ? "would pack " : "packed ") + std::to_string(packing.objects) +
-                        " object(s) (" + human_bytes(packing.object_bytes) + ") that only transactions before the newest " +
+        context.out.say((options.dry_run ? "would pack " : "packed ") + counted(packing.objects, "object") + " (" +
+                        human_bytes(packing.object_bytes) + ") that only transactions before the newest " +
                         std::to_string(options.loose_last) + " need" +
-                        (options.dry_run ? "" : " into " + std::to_string(packing.packs) + " pack(s) of " +
+                        (options.dry_run ? "" : " into " + counted(packing.packs, "pack") + " of " +
                                                     human_bytes(packing.pack_bytes) + " in all"));
     }
     if (collected.other_bytes + packing.freed_bytes > 0 && !options.dry_run) {
@@ -392,8 +392,8 @@ Outcome collect_garbage(const Context& context, const GcOptions& options) {
         context.out.say("removed " + human_bytes(collected.other_bytes) + " of trash, old staging and stray files");
     }
     if (collected.released_holds > 0) {
-        context.out.say("let go of " + std::to_string(collected.released_holds) +
-                        " held file(s) of states nothing reaches now");
+        context.out.say("let go of " + counted(collected.released_holds, "held file") +
+                        " of states nothing reaches now");
     }
     context.out.say(describe_store(store));
     Outcome outcome;
@@ -425,8 +425,8 @@ void collect_after_commit(const Context& context, Store& store) {
         Collected collected = Collector(store, policy).run(false, false);
         delete_dead_packs(store); // pruning may have left packs nothing needs
         if (!collected.left_pending.empty()) {
-            context.out.verdict("warning: " + std::to_string(collected.left_pending.size()) +
-                                " captured file(s) changed in the store since their removal; run `venvtx verify`");
+            context.out.verdict("warning: " + counted(collected.left_pending.size(), "captured file") +
+                                " changed in the store since their removal; run `venvtx verify`");
         }
         if (!collected.pruned.empty()) {
             context.out.debug("retention: pruned " + id_range(collected.pruned) + ", freed " +

@@ -234,7 +234,7 @@ class BadInput(VenvTestCase):
         # In place: the baseline then the probe, in that order (a preview runs them side by side).
         proc = self.venvtx("remove", "sglang", "--preview", "never", "--probe", "import torch", env=env)
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
-        self.assertIn("expected 2 GPU(s), torch sees 1", proc.stdout)
+        self.assertIn("expected 2 GPUs, torch sees 1", proc.stdout)
         self.assertTreeEqual(before, tree_hash(self.venv))
 
     def test_one_bad_gpu_is_named_and_others_reported(self):

@@ -21,8 +21,8 @@ from support import VenvTestCase, pack_members, store_growth, tree_hash
 KILLED = -9
 DAY = 86400
 REFUSED = re.compile(r"tx (\d+) \((\w+)\) was pruned by `venvtx gc`")
-FOOTER = re.compile(r"^store: \S+ \S+ in (\d+) object\(s\)(?:, \d+ of them packed \([^)]*\))?"
-                    r"(?:, and \d+ removed file\(s\) \([^)]*\) not hashed yet)?; policy: (.+)$")
+FOOTER = re.compile(r"^store: \S+ \S+ in (\d+) objects?(?:, \d+ of them packed \([^)]*\))?"
+                    r"(?:, and \d+ removed files? \([^)]*\) not hashed yet)?; policy: (.+)$")
 
 # Files the history's `run` transactions delete: objects big enough that the store's size means
 # something (--max-size, and `--keep 0` freeing it to under 1 MB).
@@ -474,7 +474,8 @@ class DryRun(GcCase):
             human = self.venvtx("gc", "--dry-run", *rules)
             self.assertEqual(human.returncode, 0)
             if dry["pruned"]:
-                self.assertIn("would prune %d transaction(s)" % len(dry["pruned"]), human.stdout)
+                n = len(dry["pruned"])
+                self.assertIn("would prune %d transaction%s" % (n, "" if n == 1 else "s"), human.stdout)
             else:
                 self.assertIn("nothing to prune", human.stdout)
             self.assertEqual(before[1], self.index_rows())

@@ -118,7 +118,7 @@ class KeepGoing(KeepGoingChecks, ImpactCase):
     def test_human_output_one_line_per_distribution(self):
         proc = self.venvtx("remove", *CLEANUP, "--keep-going", "--probe", self.CODE)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertIn("\nkeep-going: 10 probe(s) run in private views, up to 4 at a time\n", proc.stdout)
+        self.assertIn("\nkeep-going: 10 probes run in private views, up to 4 at a time\n", proc.stdout)
         lines = self.assertKeepGoingLines(proc.stdout, self.REMOVED, CU13)
         for name in self.REMOVED:
             self.assertEqual(lines[name], "  removed " + name)

@@ -161,7 +161,7 @@ class Shapes(KeepGoingCase):
 
     def test_one_needed_human(self):
         proc, _ = self.keep_going(["alpha", "beta", "gamma"], "import alpha", json_out=False)
-        self.assertIn("keep-going: 6 probe(s) run in private views, up to 4 at a time\n", proc.stdout)
+        self.assertIn("keep-going: 6 probes run in private views, up to 4 at a time\n", proc.stdout)
         lines = self.assertKeepGoingLines(proc.stdout, ["beta", "gamma"], ["alpha"])
         self.assertEqual(lines["alpha"], "  kept alpha: with it removed, the probe failed: "
                                          "ModuleNotFoundError: No module named 'alpha'")
@@ -256,7 +256,7 @@ class InPlace(KeepGoingCase):
 
     def test_preview_never_human(self):
         proc, _ = self.keep_going(["alpha", "beta", "gamma"], "import alpha", "--preview", "never", json_out=False)
-        self.assertIn("keep-going: 7 probe(s) run in place, one at a time\n", proc.stdout)
+        self.assertIn("keep-going: 7 probes run in place, one at a time\n", proc.stdout)
         self.assertKeepGoingLines(proc.stdout, ["beta", "gamma"], ["alpha"])
 
 
@@ -339,7 +339,7 @@ class Greedy(KeepGoingCase):
 
     def test_more_than_eight_interacting_human(self):
         proc = self.keep_going(["n0*", "x1", "x2"], ALTERNATIVE, json_out=False)[0]
-        self.assertRegex(proc.stdout, r"keep-going: \d+ probe\(s\) run in private views, up to 4 at a time "
+        self.assertRegex(proc.stdout, r"keep-going: \d+ probes? run in private views, up to 4 at a time "
                                       r"\(more than 8 interacting distributions: searched greedily\)\n")
 
 

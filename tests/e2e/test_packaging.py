@@ -310,7 +310,7 @@ class StaticRelease(VenvTestCase):
         proc = subprocess.run([self.binary, "--venv", self.venv, "gc", "--loose", "0"], capture_output=True, text=True,
                               env=env)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertRegex(proc.stdout, r"packed \d+ object\(s\)")
+        self.assertRegex(proc.stdout, r"packed \d+ objects?")
         proc = subprocess.run([self.binary, "--venv", self.venv, "rollback"], capture_output=True, text=True, env=env)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(tree_hash(self.venv), before)

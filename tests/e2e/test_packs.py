@@ -104,14 +104,15 @@ class PackedHistory(PackCase):
         self.gc("--loose", "0")
         proc = self.venvtx("-v", "log")
         footer = proc.stdout.strip().splitlines()[-1]
-        self.assertRegex(footer, r"^store: .* in (\d+) object\(s\), \1 of them packed \(\S+ \S+ in \d+ packs?\)")
+        self.assertRegex(footer, r"^store: .* in (\d+) objects?, \1 of them packed \(\S+ \S+ in \d+ packs?\)")
         newest = self.live_ids()[-1]
         proc, shown = self.venvtx_json("show", str(newest))
         self.assertGreater(shown["stored"]["objects"], 0)
         self.assertEqual((shown["stored"]["packed"], shown["stored"]["loose"], shown["stored"]["packs"]),
                          (shown["stored"]["objects"], 0, 1))
-        self.assertIn("stored: %d object(s) to undo it, 0 loose, %d packed in 1 pack(s)"
-                      % (shown["stored"]["objects"], shown["stored"]["objects"]), self.venvtx("show", str(newest)).stdout)
+        n = shown["stored"]["objects"]
+        self.assertIn("stored: %d object%s to undo it, 0 loose, %d packed in 1 pack" % (n, "" if n == 1 else "s", n),
+                      self.venvtx("show", str(newest)).stdout)
 
 
 class DamagedPacks(PackCase):

@@ -171,14 +171,14 @@ class EditedBeforeRemoval(PendingCase):
         self.edit_remove_and_chmod()
         proc = self.venvtx("rollback")
         self.assertRefusedUnchanged(proc)
-        self.assertIn("`--force` puts back 1 such file(s) as they are now", proc.stderr)
+        self.assertIn("`--force` puts back 1 such file as they are now", proc.stderr)
         proc = self.venvtx("rollback", "--force")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertIn("--force: taking 1 captured file(s) as they are now", proc.stdout + proc.stderr)
+        self.assertIn("--force: taking 1 captured file as they are now", proc.stdout + proc.stderr)
         self.assertTreeEqual(self.before, tree_hash(self.venv))
         self.assertEqual(self.pending_count(), 0)
         proc = self.venvtx("verify")  # the edit is the user's, as before the removal
-        self.assertIn(", 1 problem(s)", proc.stdout)
+        self.assertIn(", 1 problem", proc.stdout)
         self.assertEqual([line.split(" (")[0] for line in proc.stdout.splitlines() if line.startswith("modified")],
                          ["modified file: lib/%s/site-packages/%s" % (os.path.basename(os.path.dirname(self.site)), SERVER)])
 
@@ -192,7 +192,7 @@ class EditedBeforeRemoval(PendingCase):
         self.assertIn("`--force` puts back such files as they are now", proc.stderr)
         proc = self.venvtx("rollback", "--force", "--probe", "pass")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertIn("--force: taking 1 captured file(s) as they are now", proc.stdout + proc.stderr)
+        self.assertIn("--force: taking 1 captured file as they are now", proc.stdout + proc.stderr)
         self.assertTreeEqual(self.before, tree_hash(self.venv))
 
 

@@ -77,7 +77,7 @@ class Watching(WatchCase):
                          ["entry 2: flash-attn 2.8.3 → ∅ (outside venvtx)",
                           "entry 3: sglang 0.5.5 → ∅ (outside venvtx)",
                           "entry 4: flash-attn ∅ → 2.8.3 (outside venvtx)"], lines)
-        self.assertEqual(lines[-1], "stopped watching: 3 change(s) recorded")
+        self.assertEqual(lines[-1], "stopped watching: 3 changes recorded")
         shutil.rmtree(self.wheels)
         for point in (3, 2, 1):  # down the history, one intermediate state after another
             proc = self.venvtx("rollback", "--to", str(point))
@@ -106,7 +106,7 @@ class Watching(WatchCase):
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.settle()
         lines = self.stop_watch()
-        self.assertEqual(lines[-1], "stopped watching: 0 change(s) recorded", lines)
+        self.assertEqual(lines[-1], "stopped watching: 0 changes recorded", lines)
         kinds = [e["kind"] for e in self.venvtx_json("log")[1]]
         self.assertEqual(kinds, ["remove", "stamp"])
 

@@ -22,6 +22,8 @@ struct OutputOptions {
 
 // "1.2 GB" (decimal units, one decimal; "512 B").
 std::string human_bytes(std::uint64_t bytes);
+// "1 file", "2 files", "3 processes", "0 directories": a count and its English noun.
+std::string counted(std::uint64_t count, const std::string& noun);
 
 class Output {
 public:
