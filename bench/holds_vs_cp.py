@@ -37,9 +37,9 @@ from support import store_growth  # noqa: E402  what the store costs beyond the 
 
 
 def held_ms(stderr):
-    """The hold's own time as -v says it ("held N file(s) of M distribution(s) in X ms"); 0 when
+    """The hold's own time as -v says it ("held N files of M distributions in X ms"); 0 when
     nothing was new to hold."""
-    found = re.search(r"held (\d+) file\(s\) of (\d+) distribution\(s\) in ([0-9.]+) ms", stderr)
+    found = re.search(r"held (\d+) files? of (\d+) distributions? in ([0-9.]+) ms", stderr)
     return (float(found.group(3)), int(found.group(1))) if found else (0.0, 0)
 
 
