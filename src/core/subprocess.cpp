@@ -23,11 +23,23 @@ constexpr size_t k_capture_limit = 4 << 20;
 
 volatile sig_atomic_t g_child_group = 0;
 volatile sig_atomic_t g_forwarded = 0;
+constexpr int k_worker_slots = 16;
+volatile sig_atomic_t g_worker_groups[k_worker_slots] = {}; // forked workers' groups, 0: free
 
 void forward_interrupt(int signal) {
+    bool forwarded = false;
+    for (int i = 0; i < k_worker_slots; ++i) {
+        if (g_worker_groups[i] > 0) {
+            ::kill(-g_worker_groups[i], signal);
+            forwarded = true;
+        }
+    }
     if (g_child_group > 0) {
-        g_forwarded = signal;
         ::kill(-g_child_group, signal);
+        forwarded = true;
+    }
+    if (forwarded) {
+        g_forwarded = signal;
         return;
     }
     ::signal(signal, SIG_DFL);
@@ -110,6 +122,29 @@ void forward_interrupts_to_children() {
 
 int forwarded_interrupt() {
     return g_forwarded;
+}
+
+void forward_interrupts_to_group(pid_t group) {
+    for (int i = 0; i < k_worker_slots; ++i) {
+        if (g_worker_groups[i] == 0) {
+            g_worker_groups[i] = group;
+            return;
+        }
+    }
+}
+
+void forget_worker_groups() {
+    for (int i = 0; i < k_worker_slots; ++i) {
+        g_worker_groups[i] = 0;
+    }
+}
+
+void stop_forwarding_to_group(pid_t group) {
+    for (int i = 0; i < k_worker_slots; ++i) {
+        if (g_worker_groups[i] == group) {
+            g_worker_groups[i] = 0;
+        }
+    }
 }
 
 bool find_program(const std::string& name, const char* path) {

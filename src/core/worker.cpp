@@ -2,6 +2,7 @@
 #include "venvtx/core/worker.hpp"
 
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/subprocess.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -47,6 +48,7 @@ Worker::Worker(const std::function<std::string()>& body) {
     if (m_pid == 0) {
         ::close(fds[0]);
         ::setpgid(0, 0);
+        forget_worker_groups();
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != parent) {
             ::_exit(1);
@@ -54,7 +56,8 @@ Worker::Worker(const std::function<std::string()>& body) {
         // First byte: '1' the body returned, '0' it threw.
         std::string message;
         try {
-            message = "1" + body();
+            message = "1";
+            message += body(); // appended: g++ 12 misreads `"1" + string` (-Wrestrict)
         } catch (const std::exception& error) {
             message = std::string("0") + error.what();
         }
@@ -63,6 +66,8 @@ Worker::Worker(const std::function<std::string()>& body) {
     }
     ::close(fds[1]);
     m_read = fds[0];
+    ::setpgid(m_pid, m_pid); // as the child does: a signal forwarded at once finds the group
+    forward_interrupts_to_group(m_pid);
 }
 
 Worker::~Worker() {
@@ -90,6 +95,7 @@ Worker::Result Worker::wait() {
     int status = 0;
     while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
     }
+    stop_forwarding_to_group(m_pid);
     m_pid = -1;
     if (data.empty()) {
         std::string how = WIFSIGNALED(status) ? std::string("killed by ") + ::strsignal(WTERMSIG(status))
@@ -107,6 +113,7 @@ void Worker::kill() {
     ::kill(m_pid, SIGKILL);
     while (::waitpid(m_pid, nullptr, 0) < 0 && errno == EINTR) {
     }
+    stop_forwarding_to_group(m_pid);
     m_pid = -1;
 }
 

@@ -73,7 +73,7 @@ RemovalImpact analyze_removal(const LibraryIndex& index, const RemovalPlan& plan
         if (index.owners_with_libraries().count(target->name) != 0) {
             removed_stems.insert(twin_stem(target->normalized));
         } else {
-            impact.no_shared_library.push_back({target->name, "removed; ships no shared library"});
+            impact.no_shared_library.push_back({target->name, "ships no shared library"});
         }
     }
     for (const auto& dist : dists) {

@@ -59,7 +59,7 @@ Outcome rollback_dry_run(const Context& context, Store& store, const std::vector
     outcome.plan = {{"kind", "rollback"}, {"undoes", ids}, {"packages", packages_undone(undo)},
                     {"paths", paths}, {"refused", nullptr}};
     say_command_plan(context.out, outcome.plan);
-    context.out.say("  " + counted(paths.size(), "path") + " restored");
+    context.out.say("  would restore " + counted(paths.size(), "path"));
     std::vector<DriftedPath> drifted = find_drift(context.layout, store.history(), undo);
     if (!drifted.empty()) {
         std::string why = describe_drift(drifted);

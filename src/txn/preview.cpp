@@ -4,6 +4,7 @@
 #include "venvtx/core/choice.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/progress.hpp"
+#include "venvtx/core/subprocess.hpp"
 #include "venvtx/core/worker.hpp"
 #include "venvtx/report/outside_text.hpp"
 #include "venvtx/report/probe_text.hpp"
@@ -27,8 +28,23 @@ std::string reported(const std::function<nlohmann::json()>& body) {
     return std::string(bytes.begin(), bytes.end());
 }
 
+// Ctrl-C (or SIGTERM, SIGHUP) went to the workers: whatever they report judged nothing.
+class PreviewInterrupted : public Error {
+public:
+    PreviewInterrupted()
+        : Error(ExitCode::interrupted, "interrupted", "interrupted during the preview: the live venv was never changed",
+                nlohmann::json::object()) {}
+};
+
+void check_interrupt() {
+    if (forwarded_interrupt() != 0) {
+        throw PreviewInterrupted();
+    }
+}
+
 nlohmann::json result_of(Worker& worker, const char* what) {
     Worker::Result done = worker.wait();
+    check_interrupt();
     if (!done.ok) {
         throw Error(ExitCode::internal, std::string(what) + " failed: " + done.text);
     }
@@ -152,6 +168,7 @@ PreviewResult run_preview(const Context& context, const MutationOptions& options
         result.baseline = probe_report_from_json(result_of(*baseline, "the baseline probe"));
     }
     read_view(context, options, *view, result);
+    check_interrupt();
     return result;
 }
 
@@ -170,6 +187,7 @@ std::vector<PreviewResult> run_previews(const Context& context, const MutationOp
         read_view(context, options, *views[i], results[i]);
         Progress::advance(1);
     }
+    check_interrupt();
     return results;
 }
 
@@ -250,7 +268,15 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
     if (change.prepare) {
         change.prepare(area);
     }
-    PreviewResult preview = run_preview(context, options, area, change.in_view, change.progress_label);
+    PreviewResult preview;
+    try {
+        preview = run_preview(context, options, area, change.in_view, change.progress_label);
+    } catch (const PreviewInterrupted& interrupted) {
+        std::int64_t id = store.history().record_aborted(change.kind, context.argv, {}, std::nullopt,
+                                                         interrupted.what());
+        throw Error(ExitCode::interrupted, "interrupted", std::string(interrupted.what()) + " (tx " +
+                                                              std::to_string(id) + " aborted)", {{"tx", id}});
+    }
     TransactionPlan plan = change.plan(preview);
     plan.preview = preview.json();
     plan.baseline = preview.baseline;

@@ -302,6 +302,28 @@ class Interrupted(VenvTestCase):
         proc, log = self.venvtx_json("log")
         self.assertEqual(log[0]["state"], "rolled_back")  # newest first
 
+    def test_during_a_previewed_probe_it_says_so_and_records_it(self):
+        """Issue 40, item 11: in a preview (the default with a probe) Ctrl-C reached only venvtx,
+        which died silently: no message, no JSON, no history entry."""
+        marker = os.path.join(self.tmp, "probing")
+        probe = "import pathlib, time; pathlib.Path(%r).touch(); time.sleep(60)" % marker
+        before = full_tree_hash(self.venv)
+        for json_flag in ([], ["--json"]):
+            os.path.exists(marker) and os.unlink(marker)
+            code, text = self.interrupt_when(marker, *json_flag, "remove", "flash-attn", "--preview", "always",
+                                             "--probe", probe)
+            self.assertEqual(code, 130, text)
+            if json_flag:
+                error = json.loads(text[:text.rindex("}") + 1])["error"]
+                self.assertEqual((error["kind"], error["exit_code"]), ("interrupted", 130), text)
+            else:
+                self.assertIn("interrupted during the preview: the live venv was never changed", text)
+            self.assertEqual(before, full_tree_hash(self.venv))
+            proc, log = self.venvtx_json("log")
+            self.assertEqual((log[0]["state"], log[0]["kind"]), ("aborted", "remove"), log[0])
+        self.assertEqual(os.listdir(os.path.join(self.venv, ".venvtx", "preview")) if
+                         os.path.exists(os.path.join(self.venv, ".venvtx", "preview")) else [], [])
+
 
 class Locks(VenvTestCase):
     def test_a_symlinked_venv_lock_is_a_one_line_refusal(self):

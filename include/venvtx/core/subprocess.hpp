@@ -47,6 +47,12 @@ void forward_interrupts_to_children();
 // The signal last forwarded to a child (0: none): a probe that ended because the user pressed
 // Ctrl-C says nothing about the venv.
 int forwarded_interrupt();
+// A forked worker's own process group (core/worker) gets them too while it runs, so that Ctrl-C
+// during a preview ends its command and probe, and venvtx says so, instead of dying silently.
+void forward_interrupts_to_group(pid_t group);
+void stop_forwarding_to_group(pid_t group);
+// In a forked worker: the groups its parent forwards to are not its own.
+void forget_worker_groups();
 
 // Starts `argv` in a new session, not waited for (it outlives this process); output discarded.
 void spawn_detached(const std::vector<std::string>& argv);
