@@ -27,7 +27,7 @@ Command register_diff(CLI::App& parent) {
                     "@2026-11-30T14:00, @-2h), or now")
         ->required();
     app->add_option("to", options->to, "a point (default: now)");
-    app->add_flag("--files", options->files, "each RECORD-listed file that differs: + added, - removed, c changed");
+    app->add_flag("--files", options->files, "each RECORD-listed file that differs: + added, - removed, M changed");
     app->add_flag("--libs", options->libs, "the shared libraries each point provides that the other does not");
     return {app, [options](const GlobalOptions& global) {
                 Output out = make_output(global);

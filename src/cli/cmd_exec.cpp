@@ -1,4 +1,4 @@
-// venvtx exec [--sample S] -- CMD [ARGS...]
+// venvtx exec [--sample S] [--record-to FILE] -- CMD [ARGS...]
 #include "command.hpp"
 
 #include "venvtx/ops/exec_run.hpp"
@@ -14,6 +14,9 @@ Command register_exec(CLI::App& parent) {
                 "the state it ran in and the libraries it loaded");
     app->add_option("--sample", options->sample_s, "seconds between reads of its processes' maps (default 1)")
         ->check(k_timeout);
+    app->add_option("--record-to", options->record_to,
+                    "once the run is recorded, write {\"entry\": its id, \"exit_status\": ...} as JSON to FILE "
+                    "(the job keeps stdout and stderr)");
     return {app, [options](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);

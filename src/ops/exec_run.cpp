@@ -3,6 +3,7 @@
 
 #include "venvtx/core/clock.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/output.hpp"
 #include "venvtx/core/subprocess.hpp"
 #include "venvtx/core/traced_run.hpp"
 #include "venvtx/ops/history_session.hpp"
@@ -10,7 +11,12 @@
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/venv/record.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 namespace venvtx {
 
@@ -71,8 +77,8 @@ std::string command_text(const std::vector<std::string>& argv) {
 
 // The run's entry, once it ended: under both locks (waiting for a venvtx that holds them), after
 // any change made meanwhile is recorded as an outside entry.
-void record_run(const Context& context, const ExecOptions& options, const VenvState& before,
-                const std::string& started_at, const TracedRun& run) {
+std::int64_t record_run(const Context& context, const ExecOptions& options, const VenvState& before,
+                        const std::string& started_at, const TracedRun& run) {
     HistorySession session(context, true, k_record_wait_s);
     Store& store = session.store();
     bool changed = session.check()->now.id != before.id;
@@ -98,6 +104,23 @@ void record_run(const Context& context, const ExecOptions& options, const VenvSt
     context.out.debug("run recorded as entry " + std::to_string(id) + ": " + counted(run.mapped.size(), "mapped file") +
                       " from the venv, " + counted(run.processes, "process") +
                       (run.traced ? "" : " (sampled only: ptrace was refused)"));
+    return id;
+}
+
+// The user's own file, like a redirection of stdout: written whole, then renamed over FILE.
+void write_record(const std::string& file, const nlohmann::json& document) {
+    std::string temporary = file + ".venvtx-" + std::to_string(::getpid());
+    {
+        std::ofstream out(temporary, std::ios::trunc);
+        out << document.dump(2) << "\n";
+        if (!out.flush()) {
+            throw Error(ExitCode::usage, "--record-to " + file + ": cannot write " + temporary);
+        }
+    }
+    if (std::rename(temporary.c_str(), file.c_str()) != 0) {
+        std::remove(temporary.c_str());
+        throw Error(ExitCode::usage, "--record-to " + file + ": " + std::strerror(errno));
+    }
 }
 
 } // namespace
@@ -118,10 +141,19 @@ int exec_tracked(const Context& context, const ExecOptions& options) {
     std::string started_at = utc_now_iso8601();
     auto interval = std::chrono::milliseconds(static_cast<long>(options.sample_s * 1000));
     TracedRun run = run_traced(options.argv, env, context.layout.root, interval);
+    nlohmann::json record = {{"schema_version", k_json_schema_version}, {"entry", nullptr},
+                             {"exit_status", run.exit_code}};
     try {
-        record_run(context, options, before, started_at, run);
+        record["entry"] = record_run(context, options, before, started_at, run);
     } catch (const Error& error) { // the command's status stays the answer; the record is what is lost
         std::cerr << "venvtx: the run was not recorded: " << error.what() << std::endl;
+    }
+    if (!options.record_to.empty()) {
+        try {
+            write_record(options.record_to, record);
+        } catch (const Error& error) {
+            std::cerr << "venvtx: " << error.what() << std::endl;
+        }
     }
     if (run.signal != 0) {
         end_by_signal(run.signal); // a job killed by a signal ends venvtx the same way

@@ -7,6 +7,26 @@
 
 namespace venvtx {
 
+std::string shell_command(const nlohmann::json& argv) {
+    // As a shell would need each argument typed: bare when safe, else in single quotes.
+    const char* safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
+    std::string text;
+    for (const auto& item : argv) {
+        std::string arg = item.get<std::string>();
+        text += text.empty() ? "" : " ";
+        if (!arg.empty() && arg.find_first_not_of(safe) == std::string::npos) {
+            text += arg;
+            continue;
+        }
+        text += "'";
+        for (char c : arg) {
+            text += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        }
+        text += "'";
+    }
+    return text;
+}
+
 namespace {
 
 std::string text_or(const nlohmann::json& json, const char* key, const std::string& fallback) {
@@ -37,10 +57,7 @@ std::string outside_lines(const nlohmann::json& details) {
 }
 
 std::string exec_lines(const nlohmann::json& details) {
-    std::string text = "  command  ";
-    for (const auto& arg : details.value("command", nlohmann::json::array())) {
-        text += arg.get<std::string>() + " ";
-    }
+    std::string text = "  command  " + shell_command(details.value("command", nlohmann::json::array()));
     text += "\n  exit     " + std::to_string(details.value("exit_status", -1)) + "\n";
     if (details.value("venv_changed", false)) {
         text += "  changed  the venv changed while it ran (recorded by the next command)\n";

@@ -114,23 +114,6 @@ std::string transaction_line(const TransactionLine& tx) {
     return line;
 }
 
-namespace {
-
-// As a shell would need it typed: bare when safe, else in single quotes.
-std::string shell_quoted(const std::string& arg) {
-    const char* safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
-    if (!arg.empty() && arg.find_first_not_of(safe) == std::string::npos) {
-        return arg;
-    }
-    std::string quoted = "'";
-    for (char c : arg) {
-        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return quoted + "'";
-}
-
-} // namespace
-
 std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries) {
     if (record.state == TxState::recorded) {
         return recorded_entry_details(record);
@@ -138,10 +121,7 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
     std::string text = "tx " + std::to_string(record.id) + ": " + record.kind + ", " + to_string(record.state) +
                        "\n  started  " + record.started_at + "\n  finished " +
                        record.finished_at.value_or("-") + "\n" + entry_origin_lines(record) + "  command  ";
-    for (const auto& arg : record.argv) {
-        text += shell_quoted(arg.get<std::string>()) + " ";
-    }
-    text += "\n  packages\n";
+    text += shell_command(record.argv) + "\n  packages\n";
     for (const auto& change : record.packages) {
         text += "    " + version_change(change) + "\n";
     }

@@ -123,6 +123,20 @@ class TheIncident(HistoryCase):
         proc, shown = self.venvtx_json("show")
         self.assertEqual((shown["kind"], shown["details"]["exit_status"]), ("exec", 139), shown["details"])
 
+    def test_a_script_learns_its_runs_entry_and_show_types_its_command_back(self):
+        # issue 40, item 11: the job owns stdout and stderr, so --record-to FILE says the entry id;
+        # item 10: show gives the command as a shell would need it typed
+        record = os.path.join(self.tmp, "run.json")
+        code = "import sys; print('it ran'); sys.exit(3)"
+        run = subprocess.run([VENVTX, "--venv", self.venv, "exec", "--record-to", record, "--", "python", "-c", code],
+                             capture_output=True, text=True, env=self.env)
+        self.assertEqual((run.returncode, run.stdout), (3, "it ran\n"), run.stderr)
+        with open(record) as f:
+            written = json.load(f)
+        proc, log = self.venvtx_json("log")
+        self.assertEqual(written, {"schema_version": 1, "entry": log[0]["id"], "exit_status": 3})
+        shown = self.venvtx("show", str(written["entry"])).stdout
+        self.assertIn("  command  python -c 'import sys; print('\\''it ran'\\''); sys.exit(3)'\n", shown)
 
     def test_exec_returns_with_its_job_and_leaves_what_the_job_left_running(self):
         # issue 41: a `cmd &` child or a daemon the job started does not hold venvtx; it keeps

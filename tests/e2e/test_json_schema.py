@@ -140,6 +140,13 @@ class JsonSchema(VenvTestCase):
         self.check("guard", 0, "guard")
         self.check("guard", 0, "guard", "off", mutates=True)
         self.check("recover", 0, "recover")
+        record = os.path.join(self.tmp, "run.json")
+        self.assertEqual(self.venvtx("exec", "--record-to", record, "--", "true").returncode, 0)
+        with open(record) as f:
+            document = json.load(f)
+        errors = [e.message for e in validator_for(self.schema, "exec_record").iter_errors(document)]
+        self.assertEqual(errors, [], document)
+        self.seen["exec_record"] = self.seen.get("exec_record", 0) + 1
         # Errors with a history.
         self.error("not_found", 2, "show", "999")
         self.error("not_found", 2, "rollback", "1")  # entry 1 is a stamp

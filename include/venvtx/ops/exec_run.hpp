@@ -15,6 +15,9 @@ namespace venvtx {
 struct ExecOptions {
     std::vector<std::string> argv;
     double sample_s = 1.0;  // how often the maps are read while it runs (and at each exit)
+    // Where to write, once the run is recorded, {"schema_version", "entry", "exit_status"} (the
+    // job owns stdout and stderr: a script learns its entry id here). Empty: nowhere.
+    std::string record_to;
 };
 
 // Returns the command's exit status (128+signal when a signal ended it).
