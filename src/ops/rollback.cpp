@@ -252,6 +252,10 @@ Outcome rollback_from_holds(const Context& context, const RollbackOptions& optio
 
 Outcome rollback(const Context& context, const RollbackOptions& options) {
     if (!Store::exists(context.store_root)) {
+        if (options.to == std::optional<std::int64_t>(0) && !options.redo) { // no entry: the venv is at 0
+            context.out.verdict("already at entry 0 (no venvtx history yet): nothing to roll back");
+            return Outcome{};
+        }
         throw Error(ExitCode::usage, "nothing_to_undo",
                     std::string(options.redo ? "nothing to redo" : "nothing to roll back") +
                         ": no venvtx history in " + context.store_root.string(),

@@ -431,6 +431,12 @@ class RollbackTo(HistoryCase):
         self.assertEqual(set(self.installed()) ^ set(self.freeze_names("1")), {"flash-attn"})
 
     def test_rollback_to_where_the_venv_already_is_succeeds_and_changes_nothing(self):
+        # with no history at all, the venv is at entry 0: exit 0, and no store is made
+        proc = self.venvtx("rollback", "--to", "0")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("already at entry 0", proc.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")))
+        self.assertEqual(self.venvtx("rollback", "--to", "1").returncode, 2)
         self.assertEqual(self.venvtx("stamp").returncode, 0)
         tree = tree_hash(self.venv)
         document = json.loads(self.venvtx("--json", "rollback", "--to", "1").stdout)
