@@ -3,6 +3,7 @@
 
 #include "venvtx/ops/history_session.hpp"
 #include "venvtx/ops/log_filter.hpp"
+#include "venvtx/report/state_text.hpp"
 #include "venvtx/report/transaction_text.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/store/transaction_lines.hpp"
@@ -38,6 +39,7 @@ Command register_log(CLI::App& parent) {
                 HistorySession session(context, false); // records a change made outside venvtx first
                 Store* store = session.has_store() ? &session.store() : nullptr;
                 auto fetch = filtered ? std::optional<std::int64_t>() : flags->limit; // filtered: the limit counts what is shown
+                std::optional<UnrecordedChange> unrecorded = session.unrecorded();
                 if (out.json()) {
                     nlohmann::json list = nlohmann::json::array();
                     for (const auto& record : store ? store->history().list(fetch) : std::vector<TransactionRecord>()) {
@@ -45,10 +47,20 @@ Command register_log(CLI::App& parent) {
                             list.push_back(transaction_json(record));
                         }
                     }
-                    out.document({{"transactions", list}});
+                    nlohmann::json pending;
+                    if (unrecorded) {
+                        pending = {{"dists", dist_changes_json(unrecorded->diff)}, {"why", unrecorded->why}};
+                    }
+                    out.document({{"transactions", list}, {"unrecorded", pending}});
                     return 0;
                 }
                 std::string lines; // one write for the whole list, not one per transaction
+                if (unrecorded) { // newest first: before every entry
+                    lines = "changed outside venvtx since the last entry, not recorded (" + unrecorded->why + "):";
+                    for (const auto& line : dist_diff_lines(unrecorded->diff)) {
+                        lines += "\n  " + line;
+                    }
+                }
                 std::size_t shown = 0;
                 for (const auto& tx : store ? transaction_lines(store->db(), fetch) : std::vector<TransactionLine>()) {
                     if (room(shown) && log_shows(filter, tx.kind, tx.started_at)) {

@@ -4,6 +4,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/state/observe.hpp"
 #include "venvtx/state/state_holds.hpp"
+#include "venvtx/state/state_index.hpp"
 #include "venvtx/state/venv_binding.hpp"
 
 #include <chrono>
@@ -36,12 +37,27 @@ HistorySession::HistorySession(const Context& context, bool create, double wait_
         m_recorded = true;
     } else {
         m_check = StateCheck{observe_state(context.layout, m_store->db()), std::nullopt};
+        m_why_not = m_store->db().read_only() ? "this user cannot write the store"
+                    : !m_lock                 ? "another venvtx holds the venv's lock"
+                                              : "an interrupted transaction waits for `venvtx recover`";
     }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     char said[96];
     std::snprintf(said, sizeof said, "state check: %.2f ms, %zu distributions%s", ms, m_check->now.dists.size(),
                   m_check->outside ? ", a change made outside venvtx recorded" : "");
     context.out.debug(said);
+}
+
+std::optional<UnrecordedChange> HistorySession::unrecorded() {
+    if (m_recorded || !m_store) {
+        return std::nullopt;
+    }
+    std::optional<std::string> last = m_store->history().last_state();
+    std::optional<VenvState> state = last ? load_state(m_store->db(), *last) : std::nullopt;
+    if (!state || state->id == m_check->now.id) {
+        return std::nullopt;
+    }
+    return UnrecordedChange{diff_states(m_store->db(), *state, m_check->now, false, false), m_why_not};
 }
 
 Store& HistorySession::store() {

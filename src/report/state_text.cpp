@@ -65,18 +65,22 @@ std::vector<std::string> file_flag_lines(const StateDiff& diff) {
     return lines;
 }
 
+nlohmann::json dist_changes_json(const StateDiff& diff) {
+    nlohmann::json dists = nlohmann::json::array();
+    for (const auto& dist : diff.dists) {
+        dists.push_back({{"name", dist.name}, {"before", optional_text(dist.before)}, {"after", optional_text(dist.after)},
+                         {"size_delta", dist.size_delta}});
+    }
+    return dists;
+}
+
 nlohmann::json state_diff_json(const HistoryPoint& from, const HistoryPoint& to, const StateDiff& diff,
                                bool with_files, bool with_libs) {
     auto point = [](const HistoryPoint& p) {
         return nlohmann::json{{"point", p.text}, {"state", p.state},
                               {"entry", p.entry ? nlohmann::json(*p.entry) : nlohmann::json()}};
     };
-    nlohmann::json dists = nlohmann::json::array();
-    for (const auto& dist : diff.dists) {
-        dists.push_back({{"name", dist.name}, {"before", optional_text(dist.before)}, {"after", optional_text(dist.after)},
-                         {"size_delta", dist.size_delta}});
-    }
-    nlohmann::json json = {{"from", point(from)}, {"to", point(to)}, {"dists", dists}, {"files", nullptr},
+    nlohmann::json json = {{"from", point(from)}, {"to", point(to)}, {"dists", dist_changes_json(diff)}, {"files", nullptr},
                            {"libraries", nullptr}}; // null: not asked for
     if (with_files) {
         json["files"] = nlohmann::json::array();

@@ -613,6 +613,28 @@ class ReadOnlyStore(VenvTestCase):
             self.assertIn("read-only for this user", proc.stderr)
         self.assertEqual(before, full_tree_hash(self.venv, skip_top=(".lock",)))
 
+    def test_another_user_sees_an_outside_change_it_cannot_record(self):
+        # issue 40, item 11: log showed nothing of a plain pip uninstall to a user who cannot
+        # write the store; it shows it, unrecorded, and says why
+        if os.geteuid() != 0:
+            self.skipTest("needs root (to become nobody)")
+        os.chmod(self.tmp, 0o755)
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        pip = subprocess.run([os.path.join(self.venv, "bin", "python"), "-m", "pip", "uninstall", "-y", "-q",
+                              "sglang"], capture_output=True, text=True, env=self.env)
+        self.assertEqual(pip.returncode, 0, pip.stderr)
+        proc = as_nobody(self, self.venv, "log")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(proc.stdout.startswith("changed outside venvtx since the last entry, not recorded "
+                                               "(this user cannot write the store):\n  sglang: 0.5.5 → ∅"),
+                        proc.stdout)
+        document = json.loads(as_nobody(self, self.venv, "--json", "log").stdout)
+        self.assertEqual([(d["name"], d["before"], d["after"]) for d in document["unrecorded"]["dists"]],
+                         [("sglang", "0.5.5", None)], document["unrecorded"])
+        self.assertEqual(len(document["transactions"]), 1)  # nothing recorded
+        log = json.loads(self.venvtx("--json", "log").stdout)  # root records it
+        self.assertEqual((log["unrecorded"], log["transactions"][0]["kind"]), (None, "outside"))
+
 
 class ClosedByTheCommand(VenvTestCase):
     """Unprivileged, a previewed command that closes directories (`chmod -R a-w`) leaves a layer

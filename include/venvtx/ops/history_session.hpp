@@ -6,12 +6,19 @@
 #pragma once
 
 #include "venvtx/state/state_check.hpp"
+#include "venvtx/state/state_diff.hpp"
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/context.hpp"
 
 #include <optional>
 
 namespace venvtx {
+
+// A change made outside venvtx that a session saw but could not record, and why.
+struct UnrecordedChange {
+    StateDiff diff;
+    std::string why;
+};
 
 class HistorySession {
 public:
@@ -26,6 +33,8 @@ public:
     const std::optional<StateCheck>& check() const { return m_check; }
     // Whether the outside check could record (both locks were free, nothing unfinished).
     bool recorded() const { return m_recorded; }
+    // Where it could not: the venv's state now against the last recorded one, when they differ.
+    std::optional<UnrecordedChange> unrecorded();
 
 private:
     std::filesystem::path m_root;
@@ -33,6 +42,7 @@ private:
     std::optional<MutationLock> m_lock;
     std::optional<StateCheck> m_check;
     bool m_recorded = false;
+    std::string m_why_not;  // why nothing was recorded
 };
 
 } // namespace venvtx

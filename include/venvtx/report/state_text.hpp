@@ -17,6 +17,8 @@ std::vector<std::string> dist_diff_lines(const StateDiff& diff);
 std::vector<std::string> library_diff_lines(const StateDiff& diff);
 // "+ path (dist)" per RECORD-listed path that differs.
 std::vector<std::string> file_flag_lines(const StateDiff& diff);
+// [{"name", "before", "after", "size_delta"}] per distribution that differs.
+nlohmann::json dist_changes_json(const StateDiff& diff);
 nlohmann::json state_diff_json(const HistoryPoint& from, const HistoryPoint& to, const StateDiff& diff,
                                bool with_files, bool with_libs);
 
