@@ -4,6 +4,7 @@
 #include "venvtx/core/output.hpp"
 #include "venvtx/probe/probe.hpp"
 #include "venvtx/report/entry_text.hpp"
+#include "venvtx/report/probe_text.hpp"
 
 #include <cstdio>
 
@@ -13,10 +14,6 @@ namespace {
 
 nlohmann::json optional_json(const std::optional<std::string>& value) {
     return value ? nlohmann::json(*value) : nlohmann::json();
-}
-
-std::string version_change(const PackageChange& change) {
-    return change.name + " " + change.before.value_or("-") + " -> " + change.after.value_or("-");
 }
 
 } // namespace
@@ -123,7 +120,7 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
                        record.finished_at.value_or("-") + "\n" + entry_origin_lines(record) + "  command  ";
     text += shell_command(record.argv) + "\n  packages\n";
     for (const auto& change : record.packages) {
-        text += "    " + version_change(change) + "\n";
+        text += "    " + package_change_text(change) + "\n";
     }
     text += "  files    " + std::to_string(record.files.removed) + " removed, " +
             std::to_string(record.files.added) + " added, " + std::to_string(record.files.modified) +
@@ -160,6 +157,9 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
                         (gpu.ok ? "ok" : gpu.error.value_or("failed"));
             }
         }
+        if (!probe.passed && !probe.output_tail.empty()) {
+            text += "\n" + probe_output_lines(probe);
+        }
         text += "\n";
     }
     if (record.details && record.details->contains("keep_going")) {
@@ -181,7 +181,10 @@ std::string transaction_details(const TransactionRecord& record, const std::vect
     }
     if (record.details && record.details->contains("repair")) {
         text += (*record.details)["repair"] == "fixed" ? "  repair   the venv failed the probe before, and passed it after\n"
-                                                       : "  repair   the venv failed the probe before and after: restored\n";
+                                                       : "  repair   the venv failed the probe before and after: not kept\n";
+    }
+    if (record.details && record.details->contains("probe_at_fault")) {
+        text += "  probe    " + (*record.details)["probe_at_fault"].get<std::string>() + "\n";
     }
     if (record.message) {
         text += "  note     " + *record.message + "\n";

@@ -190,6 +190,10 @@ private:
                                       after.error.value_or(""));
                 m_context.out.verdict(restore_verdict() + " (tx " + std::to_string(m_tx) + " rolled back" +
                                       (failed_before ? "; the venv failed the probe before the change too)" : ")"));
+                if (auto fault = failed_before ? probe_at_fault(*baseline, after) : std::nullopt) {
+                    history.add_details(m_tx, {{"probe_at_fault", *fault}});
+                    m_context.out.verdict(*fault);
+                }
                 return {failed_before ? ExitCode::baseline_failed : ExitCode::probe_failed, history.find(m_tx)};
             }
         }

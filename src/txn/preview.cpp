@@ -304,11 +304,19 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
             throw Error(ExitCode::usage, "command_failed", *preview.failure + " (" + verdict + ")", {{"tx", id}});
         }
         bool failed_before = preview.baseline_failed();
+        std::optional<std::string> fault;
         if (failed_before) {
             store.history().add_details(id, {{"repair", "still_failing"}});
             verdict = "the venv failed the probe before the change too, and " + verdict;
+            fault = preview.probe ? probe_at_fault(*preview.baseline, *preview.probe) : std::nullopt;
+            if (fault) {
+                store.history().add_details(id, {{"probe_at_fault", *fault}});
+            }
         }
         context.out.verdict(verdict);
+        if (fault) {
+            context.out.verdict(*fault);
+        }
         Outcome outcome{failed_before ? ExitCode::baseline_failed : ExitCode::probe_failed, store.history().find(id)};
         if (!outside.empty()) {
             outcome.extra["changed_outside"] = outside_json(outside);

@@ -214,6 +214,30 @@ class BadInput(VenvTestCase):
                          self.store_index().execute("SELECT count(*) FROM transactions WHERE kind = 'remove'")
                          .fetchone()[0] > 0)
 
+    def test_a_probe_that_fails_the_same_way_before_and_after_is_called_the_probes_fault(self):
+        # issue 40, item 7: valid Python that raises SyntaxError (or NameError) whatever the venv,
+        # or a probe too slow for its timeout both times; show and -v print its traceback's tail
+        tree = tree_hash(self.venv)
+        for preview, probe, timeout, said in (
+                ("always", 'exec("x y")', "30", "(SyntaxError: invalid syntax): the probe's own fault"),
+                ("never", "import torch; torhc.cuda", "30", "(NameError: name 'torhc' is not defined)"),
+                ("always", "import time; time.sleep(30)", "1", "the probe timed out before and after the change")):
+            proc = self.venvtx("-v", "remove", "flash-attn", "--preview", preview, "--probe-timeout", timeout,
+                               "--probe", probe)
+            self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+            self.assertIn(said, proc.stdout)
+            self.assertTreeEqual(tree, tree_hash(self.venv))
+            shown = self.venvtx("show").stdout
+            self.assertIn("  probe    " + ("the probe timed out" if timeout == "1" else "the probe fails the same way"),
+                          shown)
+            if timeout != "1":
+                self.assertIn("    | Traceback (most recent call last):", shown)
+                self.assertIn("output, its last lines:\n    | Traceback (most recent call last):", proc.stderr)
+        # a venv that fails the same way before and after is the venv's, not the probe's
+        proc = self.venvtx("remove", "flash-attn", "--probe", "import no_such_module")
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        self.assertNotIn("the probe's own fault", proc.stdout)
+
     def test_hanging_probe_is_killed_and_restored(self):
         before = tree_hash(self.venv)
         started = time.monotonic()
