@@ -28,7 +28,8 @@ Command register_diff(CLI::App& parent) {
         ->required();
     app->add_option("to", options->to, "a point (default: now)");
     app->add_flag("--files", options->files, "each RECORD-listed file that differs: + added, - removed, M changed");
-    app->add_flag("--libs", options->libs, "the shared libraries each point provides that the other does not");
+    app->add_flag("--libs", options->libs,
+                  "the shared libraries each point provides that the other does not (-v: all of them when the same)");
     return {app, [options](const GlobalOptions& global) {
                 Output out = make_output(global);
                 Context context = make_context(global, out);
@@ -41,7 +42,7 @@ Command register_diff(CLI::App& parent) {
                                    ") to " + result.to.text + " (state " + short_state_id(result.to.state) + "):";
                 std::vector<std::string> lines = dist_diff_lines(result.diff);
                 if (options->libs) {
-                    auto libs = library_diff_lines(result.diff);
+                    auto libs = library_diff_lines(result.diff, out.verbose());
                     lines.insert(lines.end(), libs.begin(), libs.end());
                 }
                 if (options->files) {

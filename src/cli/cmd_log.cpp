@@ -71,6 +71,7 @@ Command register_log(CLI::App& parent) {
                 if (lines.empty()) {
                     out.say(filtered && store ? "no entries match" : "no transactions yet");
                 } else {
+                    out.say(transaction_line_header()); // not under -q: the lines alone
                     out.verdict(lines);
                 }
                 if (store && out.verbose()) {

@@ -25,9 +25,9 @@ std::string repair_commands(const std::map<std::string, std::pair<std::string, s
     for (const auto& [normalized, named] : wanted) {
         const auto& [name, version] = named;
         if (version) {
-            install += " " + quoted_spec(name, *version);
+            install.append(" ").append(quoted_spec(name, *version)); // appended: g++ 12's false -Wrestrict
         } else {
-            remove += " " + name;
+            remove.append(" ").append(name);
         }
     }
     std::string text;

@@ -43,7 +43,7 @@ std::vector<std::string> dist_diff_lines(const StateDiff& diff) {
     return lines;
 }
 
-std::vector<std::string> library_diff_lines(const StateDiff& diff) {
+std::vector<std::string> library_diff_lines(const StateDiff& diff, bool named) {
     std::vector<std::string> lines;
     for (const auto& item : missing_from(diff.libs_before, diff.libs_after)) {
         lines.push_back("lost: " + item["library"].get<std::string>() + " (" + item["provider"].get<std::string>() + ")");
@@ -52,7 +52,11 @@ std::vector<std::string> library_diff_lines(const StateDiff& diff) {
         lines.push_back("gained: " + item["library"].get<std::string>() + " (" + item["provider"].get<std::string>() + ")");
     }
     if (lines.empty()) {
-        lines.push_back("libraries: the same " + std::to_string(diff.libs_after.size()) + " on both sides");
+        lines.push_back("libraries: the same " + std::to_string(diff.libs_after.size()) + " on both sides" +
+                        (named && !diff.libs_after.empty() ? ":" : ""));
+        for (const auto& [library, provider] : named ? diff.libs_after : std::map<std::string, std::string>()) {
+            lines.push_back("  " + library + " (" + provider + ")");
+        }
     }
     return lines;
 }

@@ -6,11 +6,35 @@
 #include "venvtx/report/entry_text.hpp"
 #include "venvtx/report/probe_text.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 
 namespace venvtx {
 
 namespace {
+
+// What a change asked for, from its command line: install's and remove's specs, run's command.
+std::string asked_for(const std::vector<std::string>& argv, const std::string& kind) {
+    static const std::set<std::string> k_valued = {"--installer", "--capture", "--probe", "--probe-timeout",
+                                                   "--gpus", "--wait", "--preview", "--jobs"};
+    auto at = std::find(argv.begin() + (argv.empty() ? 0 : 1), argv.end(), kind);
+    auto dashes = std::find(at, argv.end(), "--");
+    nlohmann::json asked = nlohmann::json::array();
+    if (kind == "run") {
+        asked = nlohmann::json(std::vector<std::string>(dashes == argv.end() ? dashes : dashes + 1, argv.end()));
+    } else {
+        for (auto it = at == argv.end() ? at : at + 1; it < dashes; ++it) {
+            if (k_valued.count(*it) != 0) {
+                ++it; // its value
+            } else if (it->rfind("-", 0) != 0) {
+                asked.push_back(*it);
+            }
+        }
+    }
+    std::string text = shell_command(asked);
+    return text.size() > 48 ? text.substr(0, 45) + "..." : text;
+}
 
 nlohmann::json optional_json(const std::optional<std::string>& value) {
     return value ? nlohmann::json(*value) : nlohmann::json();
@@ -84,6 +108,13 @@ std::string package_change_text(const PackageChange& change) {
     return change.name + " " + change.before.value_or("∅") + " → " + change.after.value_or("∅");
 }
 
+std::string transaction_line_header() {
+    char head[96];
+    std::snprintf(head, sizeof head, "%4s %s %-11s  %-8s  %-20s  %s", "ID", " ", "STATE", "KIND", "AT (UTC)",
+                  "BY  WHAT (> made outside venvtx)");
+    return head;
+}
+
 std::string transaction_line(const TransactionLine& tx) {
     constexpr std::size_t k_shown = 3;
     char head[96];
@@ -99,6 +130,9 @@ std::string transaction_line(const TransactionLine& tx) {
     }
     if (!tx.note.empty()) {
         line += (tx.packages.empty() ? "" : " ") + std::string("(") + tx.note + ")";
+    } else if (tx.packages.empty() && !tx.reason.empty()) { // nothing changed: what was asked, and why not
+        std::string asked = asked_for(tx.argv, tx.kind);
+        line += (asked.empty() ? "" : asked + " ") + "(" + tx.reason.substr(0, tx.reason.find("; ")) + ")";
     } else if (tx.packages.empty()) {
         line += "-";
     }

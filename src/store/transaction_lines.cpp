@@ -2,13 +2,15 @@
 #include "venvtx/store/transaction_lines.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace venvtx {
 
 std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::int64_t> limit) {
     Statement query = db.prepare(
         "SELECT id, kind, state, started_at, undoes, undone_by, user, host, CASE WHEN details IS NULL THEN NULL ELSE json_extract(details, '$.note') END, "
-        "CASE WHEN kind = 'outside' THEN COALESCE(finished_at, started_at) ELSE started_at END "
+        "CASE WHEN kind = 'outside' THEN COALESCE(finished_at, started_at) ELSE started_at END, argv, "
+        "CASE WHEN state IN ('aborted', 'rolled_back') THEN message END "
         "FROM transactions ORDER BY id DESC LIMIT ?");
     query.bind(1, limit.value_or(-1));
     std::vector<TransactionLine> lines;
@@ -27,6 +29,13 @@ std::vector<TransactionLine> transaction_lines(Database& db, std::optional<std::
         line.host = query.optional_text(7).value_or("");
         line.note = query.optional_text(8).value_or("");
         line.at = query.text(9);
+        nlohmann::json argv = nlohmann::json::parse(query.optional_text(10).value_or("[]"), nullptr, false);
+        for (const auto& arg : argv.is_array() ? argv : nlohmann::json::array()) {
+            if (arg.is_string()) {
+                line.argv.push_back(arg.get<std::string>());
+            }
+        }
+        line.reason = query.optional_text(11).value_or("");
     }
     if (lines.empty()) {
         return lines;

@@ -216,8 +216,10 @@ class Hygiene(CliCase):
         self.assertEqual((shown["id"], shown["kind"]), (2, "stamp"))
         self.assertTrue(self.ok("show").stdout.startswith("entry 2: stamp") or "stamp" in self.ok("show").stdout)
         lines = self.ok("log").stdout.splitlines()
-        self.assertEqual(len(lines), 2, lines)
-        self.assertRegex(lines[1], r"^\s+1\s+committed\s+remove .*flash-attn 2\.8\.3 → ∅$")
+        self.assertEqual(len(lines), 3, lines)  # the column names, then newest first
+        self.assertRegex(lines[0], r"^\s+ID\s+STATE\s+KIND\s+AT \(UTC\)\s+BY  WHAT")
+        self.assertRegex(lines[2], r"^\s+1\s+committed\s+remove .*flash-attn 2\.8\.3 → ∅$")
+        self.assertEqual(self.ok("-q", "log").stdout.splitlines(), lines[1:])
         self.assertTrue(self.ok("-v", "log").stdout.splitlines()[-1].startswith("store: "))
 
     def test_keep_going_in_place_is_one_transaction_that_names_its_attempts(self):

@@ -51,6 +51,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -255,6 +256,28 @@ def change_text(change):
     return "%s %s → %s" % (change["name"], before or "∅", after or "∅")
 
 
+VALUED_OPTIONS = {"--installer", "--capture", "--probe", "--probe-timeout", "--gpus", "--wait", "--preview", "--jobs"}
+
+
+def asked_for(argv, kind):
+    """What a change asked for, as log says it: run's command, install's or remove's specs."""
+    start = argv.index(kind, 1) + 1 if kind in argv[1:] else len(argv)
+    end = argv.index("--", start) if "--" in argv[start:] else len(argv)
+    if kind == "run":
+        asked = argv[end + 1:]
+    else:
+        asked, skip = [], False
+        for arg in argv[start:end]:
+            if skip:
+                skip = False
+            elif arg in VALUED_OPTIONS:
+                skip = True
+            elif not arg.startswith("-"):
+                asked.append(arg)
+    text = " ".join(shlex.quote(a) for a in asked)
+    return text[:45] + "..." if len(text) > 48 else text
+
+
 def log_line(t):
     """A `venvtx log` line, from the entry's JSON (an outside change at its window's end, when it
     was detected)."""
@@ -269,6 +292,9 @@ def log_line(t):
     note = (t.get("details") or {}).get("note", "")
     if note:
         line += (" " if packages else "") + "(%s)" % note
+    elif not packages and t["state"] in ("aborted", "rolled_back") and t.get("message"):
+        asked = asked_for(t["argv"], t["kind"])  # nothing changed: what was asked, and why not
+        line += (asked + " " if asked else "") + "(%s)" % t["message"].split("; ")[0]
     elif not packages:
         line += "-"
     if t.get("undoes") and not note:

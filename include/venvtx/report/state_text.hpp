@@ -13,8 +13,9 @@ namespace venvtx {
 
 // One line per distribution that differs; "no distribution differs" when none does.
 std::vector<std::string> dist_diff_lines(const StateDiff& diff);
-// The libraries one side provides and the other does not: "lost: libnccl.so.2 (nvidia-nccl-cu13 2.28.9)".
-std::vector<std::string> library_diff_lines(const StateDiff& diff);
+// The libraries one side provides and the other does not: "lost: libnccl.so.2 (nvidia-nccl-cu13 2.28.9)";
+// where none differs, how many, and with `named` each of them.
+std::vector<std::string> library_diff_lines(const StateDiff& diff, bool named);
 // "+ path (dist)" per RECORD-listed path that differs.
 std::vector<std::string> file_flag_lines(const StateDiff& diff);
 // [{"name", "before", "after", "size_delta"}] per distribution that differs.

@@ -25,6 +25,8 @@ struct TransactionLine {
     std::string user;
     std::string host;
     std::string note;  // an outside change's installers, a run's command, a stamp's comment
+    std::vector<std::string> argv;  // the venvtx command line that made it
+    std::string reason;             // why an aborted or rolled-back change did not stay
 };
 
 // Newest first, at most `limit`.
