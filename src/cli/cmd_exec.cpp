@@ -1,4 +1,4 @@
-// venvtx exec [--sample S] [--record-to FILE] -- CMD [ARGS...]
+// venvtx exec [--sample S] [--no-trace] [--record-to FILE] -- CMD [ARGS...]
 #include "command.hpp"
 
 #include "venvtx/ops/exec_run.hpp"
@@ -14,6 +14,9 @@ Command register_exec(CLI::App& parent) {
                 "the state it ran in and the libraries it loaded");
     app->add_option("--sample", options->sample_s, "seconds between reads of its processes' maps (default 1)")
         ->check(k_timeout);
+    app->add_flag("!--no-trace", options->trace,
+                  "never ptrace the job, only sample its maps (a job that runs strace, gdb or py-spy is only "
+                  "sampled anyway)");
     app->add_option("--record-to", options->record_to,
                     "once the run is recorded, write {\"entry\": its id, \"exit_status\": ...} as JSON to FILE "
                     "(the job keeps stdout and stderr)");

@@ -117,11 +117,31 @@ private:
                 live = m_live;
             }
             std::set<std::string> found;
+            std::set<pid_t> children;
             for (pid_t pid : live) {
                 read_mappings(pid, m_prefix, found);
+                children_of(pid, children);
             }
             std::lock_guard<std::mutex> guard(m_mutex);
             m_mapped.insert(found.begin(), found.end());
+            for (pid_t child : children) { // what ptrace did not report (sampled only, or let go)
+                if (m_seen.insert(child).second) {
+                    m_live.insert(child);
+                }
+            }
+        }
+    }
+
+    static void children_of(pid_t pid, std::set<pid_t>& into) {
+        auto text = read_file_text("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+        for (const char* at = text ? text->c_str() : ""; *at != '\0';) {
+            char* end = nullptr;
+            long child = std::strtol(at, &end, 10);
+            if (end == at) {
+                break;
+            }
+            into.insert(static_cast<pid_t>(child));
+            at = end;
         }
     }
 
@@ -166,7 +186,7 @@ void let_go(std::set<pid_t>& tracees, Collector& collector) {
             unsigned long child = 0;
             ::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child);
             tracees.insert(static_cast<pid_t>(child)); // stops at its own first SIGSTOP
-        } else if (event == 0 && signal == SIGSTOP) {
+        } else if ((event == 0 && signal == SIGSTOP) || event == PTRACE_EVENT_STOP) {
             if (leads_its_group(pid)) {
                 collector.read_at_exit(pid);
             }
@@ -174,20 +194,18 @@ void let_go(std::set<pid_t>& tracees, Collector& collector) {
             tracees.erase(pid);
             continue;
         }
-        siginfo_t info {};
-        long deliver = event == 0 && ::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0 ? signal : 0;
+        long deliver = event == 0 ? signal : 0;
         ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(deliver));
     }
+}
+
+bool is_job_stop(int signal) {
+    return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
 }
 
 // The ptrace loop: returns the first process's wait status once it has ended, what it left
 // running let go (-1 if it was never seen to end).
 int follow(pid_t root, Collector& collector) {
-    long options = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-                   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
-    ::ptrace(PTRACE_SETOPTIONS, root, nullptr, reinterpret_cast<void*>(options));
-    ::ptrace(PTRACE_CONT, root, nullptr, nullptr);
-    std::set<pid_t> fresh; // attached by a fork or clone: their first SIGSTOP is ptrace's, not a signal
     std::set<pid_t> tracees = {root};
     for (;;) {
         int status = 0;
@@ -224,13 +242,13 @@ int follow(pid_t root, Collector& collector) {
             if (event != PTRACE_EVENT_CLONE || leads_its_group(static_cast<pid_t>(child))) {
                 collector.add(static_cast<pid_t>(child));
             }
-        } else if (event == 0 && signal == SIGSTOP && fresh.insert(pid).second && pid != root) {
-            // a new tracee's first stop
+        } else if (event == PTRACE_EVENT_STOP && is_job_stop(signal)) {
+            // A group-stop (SIGSTOP, Ctrl-Z): the job stays stopped until a SIGCONT, as untraced.
+            ::ptrace(PTRACE_LISTEN, pid, nullptr, nullptr);
+            continue;
         } else if (event == 0) {
-            siginfo_t info {};
-            // A group-stop (no signal to deliver) reports no siginfo: resumed, not stopped.
-            deliver = ::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0 ? signal : 0;
-        }
+            deliver = signal; // a signal for the job, delivered as sent
+        } // else a new tracee's first stop, or an event: resumed
         ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(deliver));
     }
 }
@@ -238,7 +256,7 @@ int follow(pid_t root, Collector& collector) {
 } // namespace
 
 TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::string, std::optional<std::string>>& env,
-                     const std::filesystem::path& under, std::chrono::milliseconds interval) {
+                     const std::filesystem::path& under, std::chrono::milliseconds interval, bool sample_only) {
     int ready[2];
     if (::pipe2(ready, O_CLOEXEC) != 0) {
         throw Error(ExitCode::internal, std::string("pipe: ") + std::strerror(errno));
@@ -252,13 +270,10 @@ TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::s
         throw Error(ExitCode::internal, std::string("fork: ") + std::strerror(errno));
     }
     if (pid == 0) {
-        ::close(ready[0]);
-        char traced = ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 'T' : 'U';
-        (void)!::write(ready[1], &traced, 1);
         ::close(ready[1]);
-        if (traced == 'T') {
-            ::raise(SIGSTOP); // the parent sets its options, then lets it exec
-        }
+        char go = 0;
+        (void)!::read(ready[0], &go, 1); // the parent has seized it (or will only sample it)
+        ::close(ready[0]);
         for (const auto& [name, value] : env) {
             if (value) {
                 ::setenv(name.c_str(), value->c_str(), 1);
@@ -275,25 +290,26 @@ TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::s
         std::fprintf(stderr, "venvtx: cannot run %s: %s\n", args[0], std::strerror(errno));
         ::_exit(127);
     }
-    ::close(ready[1]);
-    char traced = 'U';
-    (void)!::read(ready[0], &traced, 1);
     ::close(ready[0]);
+    // PTRACE_SEIZE, not TRACEME: a group-stop can then be left stopped (PTRACE_LISTEN).
+    long options = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+                   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+    bool traced = !sample_only && ::ptrace(PTRACE_SEIZE, pid, nullptr, reinterpret_cast<void*>(options)) == 0;
+    (void)!::write(ready[1], "g", 1);
+    ::close(ready[1]);
     g_command = pid;
     ::sigaction(SIGINT, &ignore, &old_int);
     ::sigaction(SIGQUIT, &ignore, &old_quit);
     ::sigaction(SIGTERM, &forward, &old_term);
     ::sigaction(SIGHUP, &forward, &old_hup);
     TracedRun run;
-    run.traced = traced == 'T';
+    run.traced = traced;
     std::string prefix = under.string() + "/";
     {
         Collector collector(prefix, run.traced ? interval : std::min(interval, std::chrono::milliseconds(100)));
         collector.add(pid);
         if (run.traced) {
-            int status = 0;
-            ::waitpid(pid, &status, __WALL); // its own SIGSTOP
-            status = follow(pid, collector);
+            int status = follow(pid, collector);
             run.exit_code = exit_code_of(status);
             run.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         } else {

@@ -11,11 +11,13 @@
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/venv/record.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <unistd.h>
 
 namespace venvtx {
@@ -67,6 +69,16 @@ nlohmann::json mapped_by_distribution(const VenvLayout& layout, Database& db, co
     return {{"dists", dists}, {"unowned", left}};
 }
 
+// A job that traces (strace -f python ..., sudo gdb -p N, py-spy record -- python ...): venvtx
+// must not hold ptrace on it, since a process has one tracer.
+bool runs_a_tracer(const std::vector<std::string>& argv) {
+    static const std::set<std::string> k_tracers = {"strace", "ltrace", "gdb", "gdbserver", "lldb", "rr",
+                                                    "py-spy", "pystack", "austin"};
+    return std::any_of(argv.begin(), argv.end(), [](const std::string& arg) {
+        return k_tracers.count(stdfs::path(arg).filename().string()) != 0;
+    });
+}
+
 std::string command_text(const std::vector<std::string>& argv) {
     std::string text;
     for (const auto& arg : argv) {
@@ -103,7 +115,7 @@ std::int64_t record_run(const Context& context, const ExecOptions& options, cons
     std::int64_t id = store.history().record(entry);
     context.out.debug("run recorded as entry " + std::to_string(id) + ": " + counted(run.mapped.size(), "mapped file") +
                       " from the venv, " + counted(run.processes, "process") +
-                      (run.traced ? "" : " (sampled only: ptrace was refused)"));
+                      (run.traced ? "" : " (sampled only: not traced)"));
     return id;
 }
 
@@ -140,7 +152,8 @@ int exec_tracked(const Context& context, const ExecOptions& options) {
     }
     std::string started_at = utc_now_iso8601();
     auto interval = std::chrono::milliseconds(static_cast<long>(options.sample_s * 1000));
-    TracedRun run = run_traced(options.argv, env, context.layout.root, interval);
+    bool sample_only = !options.trace || runs_a_tracer(options.argv);
+    TracedRun run = run_traced(options.argv, env, context.layout.root, interval, sample_only);
     nlohmann::json record = {{"schema_version", k_json_schema_version}, {"entry", nullptr},
                              {"exit_status", run.exit_code}};
     try {

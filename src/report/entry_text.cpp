@@ -63,7 +63,7 @@ std::string exec_lines(const nlohmann::json& details) {
         text += "  changed  the venv changed while it ran (recorded by the next command)\n";
     }
     text += std::string("  loaded   the venv's files its processes mapped") +
-            (details.value("traced", true) ? "" : " (sampled: ptrace was refused, a short-lived process may be missed)") +
+            (details.value("traced", true) ? "" : " (sampled, not traced: a short-lived process may be missed)") +
             ":\n";
     for (const auto& dist : details.value("dists", nlohmann::json::array())) {
         text += "    " + dist.value("name", std::string()) + " " + dist.value("version", std::string()) + ":";

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -127,6 +128,43 @@ class TheIncident(HistoryCase):
         self.assertEqual(run.returncode, -11, run.stderr)
         proc, shown = self.venvtx_json("show")
         self.assertEqual((shown["kind"], shown["details"]["exit_status"]), ("exec", 139), shown["details"])
+
+    def test_a_sigstop_stops_the_job_until_sigcont(self):
+        # issue 41, item 8: under ptrace a group-stop was resumed at once; now the job stays stopped
+        pidfile, marks = os.path.join(self.tmp, "job.pid"), os.path.join(self.tmp, "job.marks")
+        job = "echo $$ > %s; kill -STOP $$; echo resumed >> %s" % (pidfile, marks)
+        run = subprocess.Popen([VENVTX, "--venv", self.venv, "exec", "--", "sh", "-c", job], env=self.env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(pidfile) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.5)
+        self.assertFalse(os.path.exists(marks), "the job ran on after its SIGSTOP")
+        self.assertIsNone(run.poll())
+        with open(pidfile) as f:
+            os.kill(int(f.read()), signal.SIGCONT)
+        out, err = run.communicate(timeout=30)
+        self.assertEqual(run.returncode, 0, err)
+        with open(marks) as f:
+            self.assertEqual(f.read(), "resumed\n")
+
+    def test_a_job_may_trace_and_is_then_sampled(self):
+        # issue 41, item 8: `exec -- strace ...` failed (PTRACE_TRACEME: Operation not permitted)
+        if shutil.which("strace") is None:
+            self.skipTest("no strace here")
+        job = ["strace", "-f", "-o", os.devnull, "python", "-c", "import time, torch; time.sleep(1.5)"]
+        run = subprocess.run([VENVTX, "--venv", self.venv, "exec", "--", *job], capture_output=True, text=True,
+                             env=self.env, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        proc, shown = self.venvtx_json("show")
+        self.assertEqual((shown["kind"], shown["details"]["traced"]), ("exec", False), shown["details"])
+        mapped = {d["name"] for d in shown["details"]["dists"]}
+        self.assertIn("torch", mapped, shown["details"])  # sampled, children found through /proc
+        run = subprocess.run([VENVTX, "--venv", self.venv, "exec", "--no-trace", "--", "true"], capture_output=True,
+                             text=True, env=self.env)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        proc, shown = self.venvtx_json("show")
+        self.assertFalse(shown["details"]["traced"])
 
     def test_a_script_learns_its_runs_entry_and_show_types_its_command_back(self):
         # issue 40, item 11: the job owns stdout and stderr, so --record-to FILE says the entry id;

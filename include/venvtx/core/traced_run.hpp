@@ -2,9 +2,10 @@
 // stderr) while the files its process tree maps under a directory are collected: from
 // /proc/<pid>/maps at each process's exit, where ptrace stops it with its mappings still in place
 // (PTRACE_O_TRACEEXIT, following forks, clones and execs), and sampled at a low rate while it
-// runs. Where ptrace is refused (a seccomp profile, Yama), the maps are only sampled, faster.
-// A traced command cannot itself be traced by a debugger, and its job-control stops (Ctrl-Z)
-// are resumed at once.
+// runs. Where ptrace is refused (a seccomp profile, Yama), or `sample_only` (a job that traces
+// itself: strace, gdb, py-spy), the maps are only sampled, faster, children found by /proc.
+// Job-control stops (SIGSTOP, Ctrl-Z) stop the job as they would untraced (PTRACE_SEIZE and
+// PTRACE_LISTEN); a traced command cannot itself be traced by a debugger.
 #pragma once
 
 #include <chrono>
@@ -20,7 +21,7 @@ namespace venvtx {
 struct TracedRun {
     int exit_code = -1;  // the command's exit status, or 128+signal when a signal ended it
     int signal = 0;      // the signal that ended it, if one did
-    bool traced = false; // false: ptrace was refused, the maps were sampled only
+    bool traced = false; // false: sampled only (ptrace refused, or not asked for)
     std::set<std::string> mapped;  // absolute paths under the directory asked for
     std::size_t processes = 0;     // processes seen (threads aside)
     double duration_s = 0;
@@ -31,6 +32,6 @@ struct TracedRun {
 // SIGINT and SIGQUIT reach the command from the terminal; SIGTERM and SIGHUP sent to venvtx are
 // passed on to it. Throws Error when no process can be made.
 TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::string, std::optional<std::string>>& env,
-                     const std::filesystem::path& under, std::chrono::milliseconds interval);
+                     const std::filesystem::path& under, std::chrono::milliseconds interval, bool sample_only);
 
 } // namespace venvtx

@@ -18,6 +18,9 @@ struct ExecOptions {
     // Where to write, once the run is recorded, {"schema_version", "entry", "exit_status"} (the
     // job owns stdout and stderr: a script learns its entry id here). Empty: nowhere.
     std::string record_to;
+    // false (--no-trace): the maps only sampled, never ptrace; also when the job is a tracer
+    // itself (strace, gdb, py-spy, ...: a process has one tracer).
+    bool trace = true;
 };
 
 // Returns the command's exit status (128+signal when a signal ended it).
