@@ -54,13 +54,14 @@ Command register_log(CLI::App& parent) {
                     out.document({{"transactions", list}, {"unrecorded", pending}});
                     return 0;
                 }
-                std::string lines; // one write for the whole list, not one per transaction
                 if (unrecorded) { // newest first: before every entry
-                    lines = "changed outside venvtx since the last entry, not recorded (" + unrecorded->why + "):";
+                    std::string text = "changed outside venvtx since the last entry, not recorded (" + unrecorded->why + "):";
                     for (const auto& line : dist_diff_lines(unrecorded->diff)) {
-                        lines += "\n  " + line;
+                        text += "\n  " + line;
                     }
+                    out.verdict(text);
                 }
+                std::string lines; // one write for the whole list, not one per transaction
                 std::size_t shown = 0;
                 for (const auto& tx : store ? transaction_lines(store->db(), fetch) : std::vector<TransactionLine>()) {
                     if (room(shown) && log_shows(filter, tx.kind, tx.started_at)) {

@@ -468,6 +468,19 @@ void Fs::take_parent_owner(const stdfs::path& path) {
     }
 }
 
+void Fs::give_owner(const stdfs::path& path, uid_t uid, gid_t gid) {
+    if (::geteuid() != 0) {
+        return;
+    }
+    ParentDir parent = parent_of(path);
+    struct stat node {};
+    check(::fstatat(parent.dir.get(), parent.leaf.c_str(), &node, AT_SYMLINK_NOFOLLOW), "stat", path);
+    if (node.st_uid != uid || node.st_gid != gid) {
+        step("chown", path);
+        check(::fchownat(parent.dir.get(), parent.leaf.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW), "chown", path);
+    }
+}
+
 void Fs::chmod(const stdfs::path& path, mode_t mode) {
     step("chmod", path);
     ParentDir parent = parent_of(path);

@@ -33,6 +33,8 @@ NodeState node_from_stat(const std::filesystem::path& path, const struct stat& s
     } else if (S_ISDIR(st.st_mode)) {
         state.type = NodeType::dir;
         state.size = 0;
+        state.uid = st.st_uid;
+        state.gid = st.st_gid;
     } else if (S_ISLNK(st.st_mode)) {
         state.type = NodeType::symlink;
         std::vector<char> buffer(static_cast<size_t>(st.st_size) + 1);

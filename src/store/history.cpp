@@ -31,14 +31,25 @@ void bind_state(Statement& statement, int first, const NodeState& state) {
     }
 }
 
+void bind_owner(Statement& statement, int first, const NodeState& state) {
+    for (int i = 0; i < 2; ++i) {
+        std::int64_t id = i == 0 ? state.uid : state.gid;
+        if (id < 0) {
+            statement.bind_null(first + i);
+        } else {
+            statement.bind(first + i, id);
+        }
+    }
+}
+
 } // namespace
 
 void History::insert_entries(std::int64_t tx, std::vector<Entry>& entries) {
     Statement insert = m_db.prepare(
         "INSERT INTO entries (tx_id, path, before_type, before_mode, before_size, before_mtime_ns, "
         "before_link, before_object, after_type, after_mode, after_size, after_mtime_ns, "
-        "after_link, after_object, progress, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?)");
+        "after_link, after_object, progress, owner, before_uid, before_gid, after_uid, after_gid) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (auto& entry : entries) {
         insert.bind(1, tx).bind(2, entry.path);
         bind_state(insert, 3, entry.before);
@@ -49,6 +60,8 @@ void History::insert_entries(std::int64_t tx, std::vector<Entry>& entries) {
         } else {
             insert.bind(16, entry.owner);
         }
+        bind_owner(insert, 17, entry.before);
+        bind_owner(insert, 19, entry.after);
         insert.run();
         entry.id = m_db.last_insert_id();
     }

@@ -99,7 +99,8 @@ std::vector<Entry> History::entries(std::int64_t tx) {
     Statement query = m_db.prepare(
         "SELECT id, path, before_type, before_mode, before_size, before_mtime_ns, before_link, "
         "before_object, after_type, after_mode, after_size, after_mtime_ns, after_link, "
-        "after_object, progress, owner FROM entries WHERE tx_id = ? ORDER BY id");
+        "after_object, progress, owner, before_uid, before_gid, after_uid, after_gid FROM entries WHERE tx_id = ? "
+        "ORDER BY id");
     query.bind(1, tx);
     std::vector<Entry> entries;
     while (query.step()) {
@@ -110,6 +111,10 @@ std::vector<Entry> History::entries(std::int64_t tx) {
         entry.after = read_state(query, 8);
         entry.progress = entry_progress_from(query.text(14));
         entry.owner = query.text(15);
+        entry.before.uid = query.optional_integer(16).value_or(-1);
+        entry.before.gid = query.optional_integer(17).value_or(-1);
+        entry.after.uid = query.optional_integer(18).value_or(-1);
+        entry.after.gid = query.optional_integer(19).value_or(-1);
         entries.push_back(std::move(entry));
     }
     return entries;

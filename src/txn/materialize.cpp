@@ -315,17 +315,23 @@ private:
         mode_t open = target.mode | S_IRWXU;
         if (current.type == NodeType::absent) {
             Fs::instance().mkdir(path, open);
-            restore_owner(path);
+            restore_owner(path, target);
         }
         if (observe_node(path).mode != open) {
             Fs::instance().chmod(path, open);
         }
     }
 
-    // A node brought back (a restore, a rollback): see Fs::take_parent_owner. An apply from a
-    // preview layer makes the command's nodes, owned as the command made them.
-    void restore_owner(const stdfs::path& path) const {
-        if (m_sources.layer.empty()) {
+    // A node brought back (a restore, a rollback): a directory owned as journaled, else see
+    // Fs::take_parent_owner. An apply from a preview layer makes the command's nodes, owned as
+    // the command made them.
+    void restore_owner(const stdfs::path& path, const NodeState& target = NodeState{}) const {
+        if (!m_sources.layer.empty()) {
+            return;
+        }
+        if (target.type == NodeType::dir && target.uid >= 0 && target.gid >= 0) {
+            Fs::instance().give_owner(path, static_cast<uid_t>(target.uid), static_cast<gid_t>(target.gid));
+        } else {
             Fs::instance().take_parent_owner(path);
         }
     }

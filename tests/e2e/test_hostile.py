@@ -582,6 +582,22 @@ class ExactMetadata(VenvTestCase):
         lock = os.stat(os.path.join(self.venv, ".lock"))  # uv, run by that user, must open it
         self.assertEqual((lock.st_uid, lock.st_gid), (NOBODY, NOBODY))
 
+    def test_a_directory_comes_back_with_its_own_owner_not_its_parents(self):
+        # issue 41, item 7: directories were not journaled with their owner; a rollback made them
+        # as their parent is (here root), in place and switched
+        if os.geteuid() != 0:
+            self.skipTest("needs root")
+        for package in ("flash_attn", os.path.join("flash_attn", "ops")):
+            os.chown(os.path.join(self.site, package), 1234, 4321)
+        before = full_tree_hash(self.venv)
+        for extra in ([], ["--preview", "never"]):
+            for args in (["remove", "flash-attn", "--no-probe", *extra], ["rollback"]):
+                proc = self.venvtx(*args, env=dict(self.env, **({"VENVTX_NO_EXCHANGE": "1"} if extra else {})))
+                self.assertEqual(proc.returncode, 0, "%s: %s" % (args, proc.stdout + proc.stderr))
+            st = os.stat(os.path.join(self.site, "flash_attn", "ops"))
+            self.assertEqual((st.st_uid, st.st_gid), (1234, 4321), extra)
+            self.assertEqual(before, full_tree_hash(self.venv))
+
 
 NOBODY = 65534
 

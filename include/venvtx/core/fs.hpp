@@ -76,6 +76,9 @@ public:
     // As root, a node venvtx made (a directory, symlink or fifo a restore brings back) takes its
     // directory's owner: root restoring another user's venv leaves nothing owned by root.
     void take_parent_owner(const stdfs::path& path);
+    // As root, `path` (never followed) gets this owner and group: a directory brought back as it
+    // was journaled. Anyone else's nodes are theirs already.
+    void give_owner(const stdfs::path& path, uid_t uid, gid_t gid);
     // Removes overlayfs's private xattrs (trusted.overlay.*, user.overlay.*) from a node renamed
     // out of a preview layer into the live venv.
     void drop_overlay_xattrs(const stdfs::path& path);

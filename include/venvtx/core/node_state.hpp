@@ -20,6 +20,8 @@ struct NodeState {
     std::int64_t mtime_ns = 0;
     std::string link_target;  // symlinks; special nodes: fifo, socket, char or block
     std::string object;       // files: SHA-256 hex of the content, once known
+    std::int64_t uid = -1;    // directories: owner and group as observed (-1: not known)
+    std::int64_t gid = -1;
 };
 
 // lstat of `path`, reached without following any symlink (see Confinement): a path below a
