@@ -185,7 +185,7 @@ void let_go(std::set<pid_t>& tracees, Collector& collector) {
         if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE) {
             unsigned long child = 0;
             ::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child);
-            tracees.insert(static_cast<pid_t>(child)); // stops at its own first SIGSTOP
+            tracees.insert(static_cast<pid_t>(child)); // detached at its first stop (PTRACE_EVENT_STOP)
         } else if ((event == 0 && signal == SIGSTOP) || event == PTRACE_EVENT_STOP) {
             if (leads_its_group(pid)) {
                 collector.read_at_exit(pid);

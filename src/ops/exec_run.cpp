@@ -123,7 +123,7 @@ std::int64_t record_run(const Context& context, const ExecOptions& options, cons
 void write_record(const std::string& file, const nlohmann::json& document) {
     std::string temporary = file + ".venvtx-" + std::to_string(::getpid());
     {
-        std::ofstream out(temporary, std::ios::trunc);
+        std::ofstream out(temporary, std::ios::trunc); // the user's file, outside venv and store
         out << document.dump(2) << "\n";
         if (!out.flush()) {
             throw Error(ExitCode::usage, "--record-to " + file + ": cannot write " + temporary);
