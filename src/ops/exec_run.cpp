@@ -7,6 +7,7 @@
 #include "venvtx/core/subprocess.hpp"
 #include "venvtx/core/traced_run.hpp"
 #include "venvtx/ops/history_session.hpp"
+#include "venvtx/report/entry_text.hpp"
 #include "venvtx/state/observe.hpp"
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/venv/record.hpp"
@@ -80,10 +81,7 @@ bool runs_a_tracer(const std::vector<std::string>& argv) {
 }
 
 std::string command_text(const std::vector<std::string>& argv) {
-    std::string text;
-    for (const auto& arg : argv) {
-        text += (text.empty() ? "" : " ") + arg;
-    }
+    std::string text = shell_command(nlohmann::json(argv)); // as typed, argument boundaries kept
     return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
