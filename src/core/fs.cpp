@@ -456,16 +456,9 @@ void Fs::take_parent_owner(const stdfs::path& path) {
     if (::geteuid() != 0) {
         return; // what anyone else makes is theirs, as it was
     }
-    ParentDir parent = parent_of(path);
     struct stat dir {};
-    struct stat node {};
-    check(::fstat(parent.dir.get(), &dir), "stat", path.parent_path());
-    check(::fstatat(parent.dir.get(), parent.leaf.c_str(), &node, AT_SYMLINK_NOFOLLOW), "stat", path);
-    if (node.st_uid != dir.st_uid || node.st_gid != dir.st_gid) {
-        step("chown", path);
-        check(::fchownat(parent.dir.get(), parent.leaf.c_str(), dir.st_uid, dir.st_gid, AT_SYMLINK_NOFOLLOW), "chown",
-              path);
-    }
+    check(::fstat(parent_of(path).dir.get(), &dir), "stat", path.parent_path());
+    give_owner(path, dir.st_uid, dir.st_gid);
 }
 
 void Fs::give_owner(const stdfs::path& path, uid_t uid, gid_t gid) {
