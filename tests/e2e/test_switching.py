@@ -295,9 +295,10 @@ class SwitchSweeps(test_crash.SweepCase):
     """kill -9, ENOSPC and EIO at the steps of switched changes (shadows cloned and built, the
     switch journaled, units exchanged, pre-images captured from the old versions, old versions
     cleared), then `recover`: the venv is exactly the before- or the after-state. A package with
-    a script, a shared-data file and a module beside its directory, so that every kind of unit
-    switches. Every eighth step past the tenth; the two faults take turns at it (VENVTX_FULL_SWEEPS=1:
-    every step, each fault)."""
+    a script, a shared-data file, a module beside its directory and a directory that becomes a
+    file (in the package and at the top), so that every kind of unit switches and a recovery
+    puts a directory back where a file stands. Every eighth step past the tenth; the two faults
+    take turns at it (VENVTX_FULL_SWEEPS=1: every step, each fault)."""
 
     SAMPLE_EVERY = 8
 
@@ -309,6 +310,11 @@ class SwitchSweeps(test_crash.SweepCase):
                      "smallpkg-%s.data/scripts/smalltool" % version: "#!/bin/sh\necho %s\n" % version,
                      "smallpkg-%s.data/data/share/smallpkg/notes.txt" % version: version + "\n"}
             files.update({"smallpkg/m%d.py" % i: "V = %r\n" % version for i in range(4 if version == "1.0" else 5)})
+            # A directory in 1.0 that 2.0 ships as a file, inside the package and at the top.
+            if version == "1.0":
+                files.update({"smallpkg/res/a.txt": "a\n", "smallpkg/res/b.txt": "b\n", "smallres/x.txt": "x\n"})
+            else:
+                files.update({"smallpkg/res": "a file now\n", "smallres": "a file now\n"})
             write_wheel(wheels, "smallpkg", version, "py3-none-any", files, top_level=["smallpkg", "smallmod"])
         self.env["PIP_CONFIG_FILE"] = os.devnull
         self.env["PIP_NO_CACHE_DIR"] = "1"
