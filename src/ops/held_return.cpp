@@ -8,6 +8,7 @@
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/store/holds.hpp"
 #include "venvtx/venv/inventory.hpp"
+#include "venvtx/venv/legacy_installs.hpp"
 #include "venvtx/venv/own_distribution.hpp"
 #include "venvtx/venv/removal_plan.hpp"
 
@@ -130,13 +131,27 @@ HeldReturn plan_held_return(Store& store, const VenvState& now, VenvState target
     return held;
 }
 
-TransactionPlan held_return_transaction(const Context& context, Store& store, HeldReturn& held, bool force) {
+namespace {
+
+// The distributions the return takes away, by normalized name.
+std::vector<std::string> leaving_distributions(const HeldReturn& held) {
     std::vector<std::string> leaving;
     for (const auto& change : held.changes) {
         if (change.before) {
             leaving.push_back(change.before->normalized);
         }
     }
+    return leaving;
+}
+
+} // namespace
+
+void refuse_legacy_return(const Context& context, const HeldReturn& held) {
+    refuse_legacy_installs(context.layout, leaving_distributions(held));
+}
+
+TransactionPlan held_return_transaction(const Context& context, Store& store, HeldReturn& held, bool force) {
+    std::vector<std::string> leaving = leaving_distributions(held);
     TransactionPlan plan;
     if (!leaving.empty()) {
         plan = removal_transaction(plan_removal(context.layout, scan_inventory(context.layout), leaving,
@@ -309,6 +324,7 @@ std::optional<HeldReturn> held_return_for(Store& store, const VenvState& now, co
 }
 
 Outcome held_return_dry_run(const Context& context, const HeldReturn& held) {
+    context.out.say("would undo " + held.label + ", from the files venvtx held:");
     Outcome outcome;
     outcome.dry_run = true;
     outcome.plan = {{"kind", "rollback"}, {"undoes", held.undoes}, {"packages", packages_json(held.changes)},

@@ -228,8 +228,8 @@ Outcome rollback_from_holds(const Context& context, const RollbackOptions& optio
         context.out.verdict("the venv is as before " + held.label + " already: nothing to roll back");
         return Outcome{};
     }
+    refuse_legacy_return(context, held);
     if (options.mutation.dry_run) {
-        context.out.say("would undo " + held.label + ", from the files venvtx held:");
         return held_return_dry_run(context, held);
     }
     context.out.say("undoing " + held.label + ", from the files venvtx held");

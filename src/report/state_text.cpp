@@ -104,7 +104,9 @@ nlohmann::json state_diff_json(const HistoryPoint& from, const HistoryPoint& to,
 std::vector<std::string> freeze_lines(const VenvState& state) {
     std::vector<std::string> lines; // a state lists its distributions by normalized name
     for (const auto& dist : state.dists) {
-        lines.push_back(dist.name + "==" + dist.version);
+        if (!dist.shadowed) { // as pip freeze: the first dist-info of a name alone
+            lines.push_back(dist.name + "==" + dist.version);
+        }
     }
     return lines;
 }

@@ -22,7 +22,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-constexpr const char* k_named_by[] = {"", "RECORD", "METADATA", "INSTALLER"};
+constexpr const char* k_named_by[] = {"", "RECORD", "METADATA", "INSTALLER", "PKG-INFO"};
 
 // The dist-info's key: each file's InodeKey, "-" for one that is missing. `settled`: none of them
 // changed within the last two seconds.
@@ -49,6 +49,19 @@ struct Cached {
     std::string dist;
 };
 
+// Of two distributions of one name, every one but the first in directory order (`order[i]`
+// is `dists[i]`'s place) is shadowed: importlib.metadata, and so pip, sees the first alone.
+void mark_shadowed(std::vector<DistState>& dists, const std::vector<size_t>& order) {
+    std::vector<size_t> by_order(dists.size());
+    for (size_t i = 0; i < dists.size(); ++i) {
+        by_order[order[i]] = i;
+    }
+    std::set<std::string> named;
+    for (size_t i : by_order) {
+        dists[i].shadowed = !named.insert(dists[i].normalized).second;
+    }
+}
+
 } // namespace
 
 VenvState observe_state(const VenvLayout& layout, Database& db) {
@@ -57,12 +70,14 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
         std::string rel;
         std::string key;
         bool settled = false;
+        size_t order = 0; // in the directory: the first of a name is the one pip sees
     };
     std::vector<Seen> seen;
     std::string keys; // every dist-info's key, by path: the venv's state unchanged when this is
     bool all_settled = true;
-    for (auto& dir : list_dist_infos(layout)) {
+    for (auto& dir : list_installed_infos(layout)) {
         Seen& one = seen.emplace_back();
+        one.order = seen.size() - 1;
         one.rel = dir.dist_info.lexically_relative(layout.root).string();
         one.key = dist_key(dir.dist_info, one.settled);
         one.dir = std::move(dir);
@@ -70,7 +85,7 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
     }
     std::sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) { return a.rel < b.rel; });
     for (const auto& one : seen) {
-        keys += one.rel + "=" + one.key + "\n";
+        keys += one.rel + "=" + std::to_string(one.order) + "=" + one.key + "\n";
     }
     // The fast path: every key as when the state was last observed (and settled then).
     bool known_keys = venv_fact(db, "observed.keys") == keys;
@@ -113,6 +128,11 @@ VenvState observe_state(const VenvLayout& layout, Database& db) {
         }
         dists.push_back(std::move(dist));
     }
+    std::vector<size_t> order;
+    for (const auto& one : seen) {
+        order.push_back(one.order);
+    }
+    mark_shadowed(dists, order);
     VenvState state = make_state(std::move(dists));
     std::set<std::string> present;
     for (const auto& dist : state.dists) {

@@ -9,14 +9,20 @@
 namespace venvtx {
 
 nlohmann::json dist_json(const DistState& dist) {
-    return {{"name", dist.name},       {"normalized", dist.normalized}, {"version", dist.version},
-            {"dist_info", dist.dist_info}, {"installer", dist.installer}, {"record", dist.record}};
+    nlohmann::json json = {{"name", dist.name},           {"normalized", dist.normalized},
+                           {"version", dist.version},     {"dist_info", dist.dist_info},
+                           {"installer", dist.installer}, {"record", dist.record}};
+    if (dist.shadowed) { // only then: the ids of states recorded before the field stay theirs
+        json["shadowed"] = true;
+    }
+    return json;
 }
 
 DistState dist_from_json(const nlohmann::json& json) {
     return {json.at("name").get<std::string>(),      json.at("normalized").get<std::string>(),
             json.at("version").get<std::string>(),   json.at("dist_info").get<std::string>(),
-            json.at("installer").get<std::string>(), json.at("record").get<std::string>()};
+            json.at("installer").get<std::string>(), json.at("record").get<std::string>(),
+            json.value("shadowed", false)};
 }
 
 nlohmann::json dists_json(const std::vector<DistState>& dists) {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <fcntl.h>
@@ -27,17 +28,30 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-// "{name}-{version}.dist-info", where old installers kept dots and dashes in the name.
+bool is_egg_info(const stdfs::path& info) { return info.extension() == ".egg-info"; }
+
+// "{name}-{version}.dist-info", where old installers kept dots and dashes in the name;
+// "{name}-{version}[-pyX.Y[-platform]].egg-info", where setuptools made every '-' in the name '_'.
 void fill_from_directory_name(Distribution& dist) {
-    std::string stem = dist.dist_info.filename().string();
-    stem.resize(stem.size() - std::string(".dist-info").size());
-    size_t dash = stem.rfind('-');
+    std::string stem = dist.dist_info.stem().string();
+    bool egg = is_egg_info(dist.dist_info);
+    size_t dash = egg ? stem.find('-') : stem.rfind('-');
     if (dist.name.empty()) {
-        dist.name = dash == std::string::npos ? stem : stem.substr(0, dash);
+        dist.name = stem.substr(0, dash);
     }
     if (dist.version.empty() && dash != std::string::npos) {
-        dist.version = stem.substr(dash + 1);
+        size_t end = egg ? stem.find('-', dash + 1) : std::string::npos;
+        dist.version = stem.substr(dash + 1, end == std::string::npos ? end : end - dash - 1);
     }
+}
+
+// METADATA, or an egg-info's PKG-INFO (distutils wrote the egg-info as that file alone).
+stdfs::path metadata_path(const stdfs::path& info) {
+    if (!is_egg_info(info)) {
+        return info / "METADATA";
+    }
+    std::error_code error;
+    return stdfs::is_directory(stdfs::symlink_status(info, error)) ? info / "PKG-INFO" : info;
 }
 
 // METADATA's name, version and requirements; from the cache while the file is unchanged.
@@ -77,7 +91,7 @@ Distribution read_identity(const stdfs::path& site, const stdfs::path& dist_info
     Distribution dist;
     dist.dist_info = dist_info;
     dist.site_packages = site;
-    if (auto metadata = read_metadata(dist_info / "METADATA", root, facts)) {
+    if (auto metadata = read_metadata(metadata_path(dist_info), root, facts)) {
         dist.name = metadata->name;
         dist.version = metadata->version;
         dist.requires_dist = metadata->requires_dist;
@@ -166,15 +180,33 @@ std::vector<DistInfoDir> list_dist_infos(const VenvLayout& layout) {
     return found;
 }
 
+std::vector<DistInfoDir> list_installed_infos(const VenvLayout& layout) {
+    std::vector<DistInfoDir> found;
+    for (const auto& site : layout.site_packages) {
+        std::error_code ec;
+        for (const auto& entry : stdfs::directory_iterator(site, ec)) {
+            const auto& path = entry.path();
+            bool dist_info = path.extension() == ".dist-info" && entry.is_directory(ec);
+            if ((dist_info || is_egg_info(path)) && !entry.is_symlink(ec)) {
+                found.push_back({site, path});
+            }
+        }
+    }
+    return found;
+}
+
 Distribution read_installed(const DistInfoDir& dir, const stdfs::path& root, FactCache* facts) {
     return read_distribution(dir.site_packages, dir.dist_info, root, facts);
 }
 
 std::map<std::string, std::string> installed_versions(const VenvLayout& layout, FactCache* facts) {
     std::map<std::string, std::string> versions;
-    for (const auto& dir : list_dist_infos(layout)) {
+    std::set<std::string> named;
+    for (const auto& dir : list_installed_infos(layout)) {
         Distribution dist = read_identity(dir.site_packages, dir.dist_info, layout.root, facts);
-        versions[dist.name] = dist.version;
+        if (named.insert(dist.normalized).second) {
+            versions[dist.name] = dist.version;
+        }
     }
     return versions;
 }

@@ -47,6 +47,10 @@ TransactionPlan held_return_transaction(const Context& context, Store& store, He
 // state). nullopt when no outside entry is involved, or no state was recorded to go back to.
 std::optional<HeldReturn> held_return_for(Store& store, const VenvState& now, const RollbackOptions& options);
 
+// Throws a usage Error (kind `legacy_install`) where the return would take away a legacy
+// install (an .egg-info), which venvtx does not read: before anything is said or changed.
+void refuse_legacy_return(const Context& context, const HeldReturn& held);
+
 // `rollback --dry-run` of a held return.
 Outcome held_return_dry_run(const Context& context, const HeldReturn& held);
 

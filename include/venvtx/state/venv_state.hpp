@@ -16,6 +16,7 @@ struct DistState {
     std::string dist_info;   // venv-relative
     std::string installer;   // INSTALLER's first line; empty when there is none
     std::string record;      // sha256 (hex) of RECORD's bytes; empty when there is none
+    bool shadowed = false;   // a dist-info of the same name comes first: pip sees that one
 
     bool operator==(const DistState&) const = default;
 };

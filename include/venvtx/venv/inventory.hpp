@@ -28,12 +28,17 @@ struct Distribution {
 
 struct DistInfoDir {
     std::filesystem::path site_packages;
-    std::filesystem::path dist_info;  // absolute
+    std::filesystem::path dist_info;  // absolute: a *.dist-info, or a legacy *.egg-info (directory or file)
 };
 
 // Every *.dist-info directory of the venv's site-packages (symlinks aside), unsorted.
 std::vector<DistInfoDir> list_dist_infos(const VenvLayout& layout);
-// Name, version, requirements, scripts and installer of one dist-info; RECORD is not read.
+// What importlib.metadata, and so pip, finds: every *.dist-info directory and *.egg-info
+// directory or file, in directory order, site-packages by site-packages. Of two with one name
+// the first is the one pip lists (and uninstalls); the later one is shadowed.
+std::vector<DistInfoDir> list_installed_infos(const VenvLayout& layout);
+// Name, version, requirements, scripts and installer of one dist-info (an egg-info's from its
+// PKG-INFO, or the file itself); RECORD is not read.
 Distribution read_installed(const DistInfoDir& dir, const std::filesystem::path& venv_root,
                             FactCache* facts = nullptr);
 
@@ -42,8 +47,8 @@ Distribution read_installed(const DistInfoDir& dir, const std::filesystem::path&
 // METADATA's facts come from `facts` while the file is unchanged (nullptr: always read).
 std::vector<Distribution> scan_inventory(const VenvLayout& layout, FactCache* facts = nullptr);
 
-// Name -> version of every dist-info, from METADATA alone (no RECORD read): cheap enough to
-// run around every command.
+// Name -> version of every distribution pip lists (dist-infos and egg-infos, the first of a
+// name), from METADATA alone (no RECORD read): cheap enough to run around every command.
 std::map<std::string, std::string> installed_versions(const VenvLayout& layout, FactCache* facts = nullptr);
 
 // Throws the usage Error stored in `dist.record_error`, if any.
