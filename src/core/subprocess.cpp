@@ -1,8 +1,10 @@
-// run_subprocess: fork/exec into a new process group, poll its pipes, kill the group on timeout.
+// run_subprocess: fork/exec into a new process group, poll its pipes, kill the group on timeout
+// (or, through its watchdog, when venvtx dies first).
 #include "venvtx/core/subprocess.hpp"
 
 #include "venvtx/core/descendants.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/group_watchdog.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -87,7 +89,9 @@ void move_fd(int fd, int target) {
     if (spec.report_pipe) {
         move_fd(report.write, 3);
     }
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL); // a killed venvtx never leaves its command changing the venv
+    // A killed venvtx never leaves its command changing the venv (what the command starts in
+    // its group: group_watchdog.hpp).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (spec.trap) {
         spec.trap->install_in_child(); // from here on, each change waits for the parent
     }
@@ -219,6 +223,7 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
     if (spec.kill_descendants) {
         become_subreaper();
     }
+    GroupWatchdog watchdog;
     auto started = std::chrono::steady_clock::now();
     pid_t pid = ::fork();
     if (pid < 0) {
@@ -238,6 +243,12 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
         }
         g_child_group = 0;
     };
+    if (!watchdog.guard(pid)) {
+        int error = errno;
+        ::kill(-pid, SIGKILL);
+        reap();
+        throw system_error("fork", error);
+    }
     // Watching: the loop also serves trapped calls, and runs until the child has exited.
     int child_exit = -1;
     if (spec.trap) {
@@ -320,6 +331,7 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
                 close_fd(child_exit);
                 if (spec.kill_descendants) {
                     ::kill(-pid, SIGKILL);
+                    watchdog.dismiss(); // one of the orphans killed next, else
                     kill_orphaned_descendants();
                 }
                 continue;

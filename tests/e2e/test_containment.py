@@ -624,7 +624,7 @@ class HardLinksFromOutside(ContainmentCase):
 class CrashedCommands(ContainmentCase):
     """venvtx SIGKILLed while it watches a command; then a user file appears; then `recover`."""
 
-    def kill_mid_command(self, capture):
+    def kill_mid_command(self, capture, through_shell=False):
         self.tag = unique_tag()
         self.addCleanup(kill_tagged, self.tag)
         pidfile = os.path.join(self.tmp, "command.pid")
@@ -640,8 +640,10 @@ class CrashedCommands(ContainmentCase):
         extra = ["--copy"] if capture == "link" else []
         log = os.path.join(self.tmp, "venvtx.out")
         with open(log, "w") as out:
+            # Through a shell, the command's writer is its grandchild: PDEATHSIG ends the shell only.
+            shell = ["sh", "-c", '"$0" "$@" & wait'] if through_shell else []
             venvtx = subprocess.Popen([VENVTX, "--venv", self.venv, "run", "--capture", capture, *extra, "--",
-                                       os.path.join(self.venv, "bin", "python"), "-c", code, self.tag],
+                                       *shell, os.path.join(self.venv, "bin", "python"), "-c", code, self.tag],
                                       stdout=out, stderr=subprocess.STDOUT, env=self.env, cwd=self.tmp)
         self.addCleanup(lambda: venvtx.poll() is None and venvtx.kill())
         deadline = time.monotonic() + 30
@@ -656,8 +658,8 @@ class CrashedCommands(ContainmentCase):
             time.sleep(0.05)
         return command_pid
 
-    def check_command_dies(self, capture):
-        command_pid = self.kill_mid_command(capture)
+    def check_command_dies(self, capture, through_shell=False):
+        command_pid = self.kill_mid_command(capture, through_shell)
         self.assertFalse(alive(command_pid), "the command watched under %s capture outlived the SIGKILLed "
                          "venvtx by 3 s (pid %d)" % (capture, command_pid))
 
@@ -690,6 +692,12 @@ class CrashedCommands(ContainmentCase):
 
     def test_touch_capture_killed_venvtx_kills_its_command(self):
         self.check_command_dies("touch")
+
+    def test_link_capture_killed_venvtx_kills_what_its_command_started(self):
+        self.check_command_dies("link", through_shell=True)
+
+    def test_touch_capture_killed_venvtx_kills_what_its_command_started(self):
+        self.check_command_dies("touch", through_shell=True)
 
     def test_link_capture_recover_keeps_a_user_file_added_after_the_crash(self):
         self.check_recover_keeps_user_file("link")
