@@ -41,6 +41,7 @@ Command register_why(CLI::App& parent);
 Command register_gc(CLI::App& parent);
 Command register_install(CLI::App& parent);
 Command register_run(CLI::App& parent);
+Command register_sync(CLI::App& parent);
 Command register_completion(CLI::App& parent);
 Command register_stamp(CLI::App& parent);
 Command register_watch(CLI::App& parent);

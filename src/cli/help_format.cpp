@@ -13,6 +13,7 @@ namespace {
 const std::map<std::string, std::string> k_usage = {
     {"install", "venvtx install [OPTIONS] [SPEC...] [-- INSTALLER-ARGS...]"},
     {"run", "venvtx run [OPTIONS] -- CMD [ARGS...]"},
+    {"sync", "venvtx sync --to POINT [OPTIONS] [-- INSTALLER-ARGS...]"},
     {"exec", "venvtx exec [OPTIONS] -- CMD [ARGS...]"},
     {"config", "venvtx config [KEY [VALUE...]] [--unset]"},
 };

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     std::vector<Command> commands = {register_remove(app), register_rollback(app), register_log(app),
                                      register_show(app), register_probe(app), register_verify(app),
                                      register_recover(app), register_why(app), register_gc(app), register_install(app),
-                                     register_run(app), register_stamp(app), register_watch(app), register_guard(app), register_status(app),
+                                     register_run(app), register_sync(app), register_stamp(app), register_watch(app), register_guard(app), register_status(app),
                                      register_diff(app), register_freeze(app), register_exec(app), register_config(app), register_completion(app), register_help(app),
                                      register_complete(app)};
     // Everything after the first "--" belongs to the installer or the command `run` starts.
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
         for (const auto& command : commands) {
             if (command.app->parsed()) {
                 std::string name = command.app->get_name();
-                if (!global.passthrough.empty() && name != "install" && name != "run" && name != "exec") {
+                if (!global.passthrough.empty() && name != "install" && name != "run" && name != "exec" && name != "sync") {
                     throw usage_error("`venvtx " + name + "` takes no arguments after --");
                 }
                 return command.run(global);

@@ -54,8 +54,13 @@ SubprocessSpec command_spec(const Context& context, const CommandOptions& option
     return spec;
 }
 
-// "pip install" for `python -m pip install ...`, "uv pip" for uv, else the program's name.
-std::string command_name(const std::vector<std::string>& argv) {
+// "pip install" for `python -m pip install ...`, "uv pip install" for uv, "sync" for its
+// installer line, else the program's name.
+std::string command_name(const CommandOptions& options) {
+    const std::vector<std::string>& argv = options.argv;
+    if (options.kind == "sync") {
+        return "sync";
+    }
     if (argv.size() >= 4 && argv[1] == "-m") {
         return argv[2] + " " + argv[3];
     }
@@ -63,12 +68,12 @@ std::string command_name(const std::vector<std::string>& argv) {
     return argv.size() >= 3 && name == "uv" ? "uv " + argv[1] + " " + argv[2] : name;
 }
 
-void check_exit(const std::vector<std::string>& argv, const SubprocessResult& result) {
+void check_exit(const CommandOptions& options, const SubprocessResult& result) {
     if (result.exit_code != 0) {
         std::string detail = last_line(result.err); // captured under --json only
         throw Error(ExitCode::usage, "command_failed",
-                    command_name(argv) + " exited with status " + std::to_string(result.exit_code) +
-                        (detail.empty() ? "" : ": " + detail) + prompt_hint(argv),
+                    command_name(options) + " exited with status " + std::to_string(result.exit_code) +
+                        (detail.empty() ? "" : ": " + detail) + prompt_hint(options.argv),
                     {{"exit_code", result.exit_code}});
     }
 }
@@ -156,7 +161,7 @@ private:
         m_lock.venv_lock().release();
         SubprocessResult result = run_subprocess(spec);
         m_lock.venv_lock().reacquire();
-        check_exit(m_options.argv, result);
+        check_exit(m_options, result);
     }
 
     std::vector<std::pair<std::string, std::uint64_t>> hash_pre_images(const stdfs::path& staging,
@@ -302,7 +307,7 @@ Outcome dry_run(const Context& context, const CommandOptions& options) {
         Outcome outcome;
         outcome.dry_run = true;
         outcome.plan = command_plan_json(options.kind, options.argv, changes);
-        context.out.say("would run " + command_name(options.argv) + " as one transaction:");
+        context.out.say("would run " + command_name(options) + " as one transaction:");
         say_command_plan(context.out, outcome.plan);
         context.out.say(std::string(with_probe ? "not probed (--preview never); " : "") + "dry run: nothing changed");
         return outcome;
@@ -311,14 +316,14 @@ Outcome dry_run(const Context& context, const CommandOptions& options) {
         Outcome outcome;
         outcome.dry_run = true;
         outcome.plan = command_plan_json(options.kind, options.argv, std::nullopt);
-        context.out.say("would run " + command_name(options.argv) + " as one transaction; " +
+        context.out.say("would run " + command_name(options) + " as one transaction; " +
                         "what it changes is known only once it runs (--preview never); dry run: nothing changed");
         return outcome;
     }
     return run_what_if(
-        context, options.mutation, command_name(options.argv),
+        context, options.mutation, command_name(options),
         [&] {
-            check_exit(options.argv, run_subprocess(command_spec(context, options)));
+            check_exit(options, run_subprocess(command_spec(context, options)));
             return nlohmann::json{{"versions", installed_versions(context.layout)}};
         },
         [&](const nlohmann::json& change) {
@@ -328,7 +333,7 @@ Outcome dry_run(const Context& context, const CommandOptions& options) {
                 refuse_planned_own_change(context, options, *packages);
             }
             nlohmann::json plan = command_plan_json(options.kind, options.argv, packages);
-            context.out.say(command_name(options.argv) + " in a private view:");
+            context.out.say(command_name(options) + " in a private view:");
             say_command_plan(context.out, plan);
             return plan;
         },
@@ -365,7 +370,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     change.kind = options.kind;
     change.watched = watched;
     change.in_view = [&] {
-        check_exit(options.argv, run_subprocess(command_spec(context, options)));
+        check_exit(options, run_subprocess(command_spec(context, options)));
         return nlohmann::json{{"versions", installed_versions(context.layout)}};
     };
     change.plan = [&](const PreviewResult& preview) {

@@ -12,7 +12,7 @@ namespace venvtx {
 
 namespace {
 
-const std::vector<std::string> k_kinds = {"remove", "install", "run", "rollback", "outside", "stamp", "exec"};
+const std::vector<std::string> k_kinds = {"remove", "install", "run", "sync", "rollback", "outside", "stamp", "exec"};
 
 } // namespace
 

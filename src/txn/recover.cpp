@@ -63,7 +63,7 @@ std::vector<std::string> restore_journaled(const Context& context, Store& store,
     }
     settle_switches(context.layout, store, tx);
     remove_temporaries(context.layout, entries);
-    bool command = kind == "install" || kind == "run";
+    bool command = kind == "install" || kind == "run" || kind == "sync";
     std::vector<std::string> unknown;
     if (command) {
         // The capture strategy that journaled the command says what its journal lacks.

@@ -130,6 +130,9 @@ class JsonSchema(VenvTestCase):
         self.check("diff", 0, "diff", "1", "now", "--libs", "--files")
         self.check("freeze", 0, "freeze")
         self.check("freeze", 0, "freeze", "--at", "1")
+        synced = self.check("mutation", 0, "sync", "--to", "1", "--dry-run", "--no-probe", *w)
+        self.assertTrue(synced["dry_run"])
+        self.assertEqual(self.check("mutation", 0, "sync", "--to", "now")["changed"], False)
         self.check("verify", 0, "verify")
         self.check("why", 0, "why", "libcudnn.so.9")
         self.check("why", 0, "why", "torch")
@@ -154,6 +157,7 @@ class JsonSchema(VenvTestCase):
         self.error("not_undoable", 2, "rollback", str(aborted))
         self.error("usage", 2, "config", "frobnicate", "1")
         self.error("usage", 2, "diff", "nowhere")
+        self.error("usage", 2, "sync", "--to", "nowhere")
         os.makedirs(os.path.join(self.site, "flash_attn"), exist_ok=True)  # where tx 2 removed it
         with open(os.path.join(self.site, "flash_attn", "__init__.py"), "w") as f:
             f.write("# someone else's\n")

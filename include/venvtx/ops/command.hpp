@@ -1,4 +1,4 @@
-// `venvtx install` and `venvtx run`: any command that mutates the venv, as one transaction.
+// `venvtx install`, `venvtx run` and `venvtx sync`: any command that mutates the venv, as one transaction.
 // The pre-images of what it changes are kept in staging (see command_capture.hpp for the two
 // ways), hashed into the store afterwards, and the paths diffed; a file changed in place with
 // no pre-image is reported, never restored from a wrong image.
@@ -24,7 +24,7 @@ enum class Installer { automatic, pip, uv };
 Installer installer_from(const std::string& text);
 
 struct CommandOptions {
-    std::string kind;                // "install" or "run"
+    std::string kind;                // "install", "run" or "sync"
     std::vector<std::string> argv;   // the command to run
     bool copy_small_files = false;   // --copy (link capture)
     CaptureMode capture = CaptureMode::automatic;
