@@ -227,6 +227,10 @@ void require_record(const Distribution& dist) {
     if (dist.record_error) {
         throw usage_error(*dist.record_error);
     }
+    if (dist.record.empty()) { // pip: "No files were found to uninstall", and it stays
+        throw usage_error(dist.name + " " + dist.version + "'s RECORD lists no file: venvtx cannot know what it "
+                          "installed; nothing was changed");
+    }
 }
 
 } // namespace venvtx

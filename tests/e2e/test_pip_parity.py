@@ -204,6 +204,22 @@ class DeliberatelyNotAsPip(Twins):
         self.assertIn("pip uninstall oldpkg", proc.stderr)
         self.assertEqual(self.original, tree_hash(ours))
 
+    def test_a_record_that_lists_nothing_is_refused_as_pip_leaves_it(self):
+        # req_uninstall.py: with no path to remove pip says "Can't uninstall 'X'. No files were
+        # found to uninstall." and leaves it all (exit 0). venvtx refuses (exit 2), changing
+        # nothing: taking the dist-info alone would leave the package's code, owned by nobody.
+        write_wheel(self.wheels, "norecord", "1.0", "py3-none-any", {"norecord/__init__.py": "x = 1\n"})
+        self.install("norecord")
+        open(os.path.join(self.site(self.pip_venv), "norecord-1.0.dist-info", "RECORD"), "w").close()
+        ours = self.twin()
+        self.assertIn("No files were found to uninstall", self.pip(self.pip_venv, "uninstall", "-y", "norecord").stdout)
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "--no-probe", "norecord"], capture_output=True,
+                              text=True, env=self.env)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("norecord 1.0's RECORD lists no file", proc.stderr)
+        self.assertEqual(self.original, tree_hash(ours))
+        self.assertAgree()
+
     def test_a_name_that_matches_nothing_is_an_error_when_nothing_else_matched(self):
         # pip warns "Skipping X as it is not installed" and exits 0; venvtx refuses (exit 2,
         # no_match): a typo must not read as a removal done. Beside a name that matched, it is

@@ -51,7 +51,8 @@ std::vector<Distribution> scan_inventory(const VenvLayout& layout, FactCache* fa
 // name), from METADATA alone (no RECORD read): cheap enough to run around every command.
 std::map<std::string, std::string> installed_versions(const VenvLayout& layout, FactCache* facts = nullptr);
 
-// Throws the usage Error stored in `dist.record_error`, if any.
+// Throws the usage Error stored in `dist.record_error`, if any, or one for a RECORD that lists
+// nothing (not even itself: what was installed is not known).
 void require_record(const Distribution& dist);
 
 } // namespace venvtx
