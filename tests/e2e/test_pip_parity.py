@@ -179,6 +179,28 @@ class DeliberatelyNotAsPip(Twins):
                                    self.rel("bytes_pkg", "__pycache__", "mod.cpython-27.pyc")])
         self.assertRollbackExact()
 
+    def test_both_dist_infos_of_one_name_go(self):
+        # A torn upgrade leaves two dist-infos of one name. pip removes the one it finds and
+        # leaves the other, which then lists files that are gone (a second uninstall is needed);
+        # venvtx removes every distribution the name matches.
+        write_wheel(self.wheels, "twice", "1.0", "py3-none-any", {"twice/__init__.py": "x = 1\n"})
+        self.install("twice")
+        site = self.site(self.pip_venv)
+        old = os.path.join(site, "twice-0.9.dist-info")
+        shutil.copytree(os.path.join(site, "twice-1.0.dist-info"), old)
+        metadata = os.path.join(old, "METADATA")
+        with open(metadata) as f:
+            text = f.read().replace("Version: 1.0", "Version: 0.9")
+        with open(metadata, "w") as f:
+            f.write(text)
+        proc = self.both_remove("twice")
+        self.assertIn("twice 0.9", proc.stdout)
+        self.assertIn("twice 1.0", proc.stdout)
+        left = sorted(path for path in tree_hash(self.pip_venv) if ".dist-info" in path and "twice-" in path)
+        self.assertEqual(len({path.split("/")[3] for path in left}), 1, left)  # pip left one of the two
+        self.assertAgree(pip_only=left)
+        self.assertRollbackExact()
+
     def test_a_legacy_egg_info_install_is_refused_with_the_truth(self):
         # pip removes an .egg-info install by its installed-files.txt (req_uninstall.py,
         # "installed-files.txt"); venvtx does not read those yet and says so, changing nothing.
