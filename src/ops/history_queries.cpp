@@ -14,8 +14,7 @@ namespace venvtx {
 StatusReport venv_status(const Context& context, bool files, bool untracked) {
     StatusReport report;
     if (!Store::exists(context.store_root)) {
-        throw usage_error("no venvtx history yet in " + context.store_root.string() +
-                          " (`venvtx stamp` records the venv's state as it is)");
+        throw usage_error(no_history_message(context.store_root));
     }
     Store store(context.store_root, false);
     bind_store(store, context.layout);

@@ -12,6 +12,10 @@
 
 namespace venvtx {
 
+std::string no_history_message(const std::filesystem::path& store_root) {
+    return "no venvtx history yet in " + store_root.string() + " (`venvtx stamp` records the venv's state as it is)";
+}
+
 HistorySession::HistorySession(const Context& context, bool create, double wait_s) : m_root(context.store_root) {
     if (!create && !Store::exists(context.store_root)) {
         return;
@@ -62,7 +66,7 @@ std::optional<UnrecordedChange> HistorySession::unrecorded() {
 
 Store& HistorySession::store() {
     if (!m_store) {
-        throw usage_error("no venvtx history yet in " + m_root.string());
+        throw usage_error(no_history_message(m_root));
     }
     return *m_store;
 }

@@ -110,13 +110,16 @@ void refuse_newest_outside(Store& store, const std::optional<TransactionRecord>&
     if (outside.empty() || force) {
         return;
     }
-    std::string repair = repair_of(outside);
+    // One transaction puts back the versions before the oldest of them (the installer's bytes).
+    std::string repair = "`venvtx sync --to " + std::to_string(outside.back().id) + "^`";
+    std::string by_hand = repair_of(outside);
+    repair += by_hand.empty() ? "" : ", or " + by_hand;
     std::string what = outside.size() == 1 ? "the newest change, entry " + std::to_string(outside.front().id) +
                                                  ", was made outside venvtx (" + changes_text(outside.front()) + ")"
                                            : "the newest changes were made outside venvtx: " + entries_text(outside) + ",";
     throw Error(ExitCode::usage, "outside_change",
                 what + " and venvtx holds no copy of what it removed or replaced; nothing was changed" +
-                    (repair.empty() ? "" : ". To undo it: " + repair) +
+                    ". To undo it: " + repair +
                     (target ? "; to undo tx " + std::to_string(target->id) + " (" + target->kind +
                                   ") anyway: `venvtx rollback " + std::to_string(target->id) + "`"
                             : ""),
@@ -181,7 +184,8 @@ std::string refuse_unreachable(Store& store, const VenvState& now, std::int64_t 
     }
     throw Error(ExitCode::usage, "not_reachable",
                 "refusing to roll back to entry " + std::to_string(to) + ": " + text +
-                    "; nothing was changed. To reach it: " +
+                    "; nothing was changed. To reach it: `venvtx sync --to " + std::to_string(to) +
+                    "` (its versions through the installer), or " +
                     (undo.empty() ? "" : "`venvtx rollback --to " + std::to_string(to) + " --force`, then ") +
                     repair_commands(differ),
                 {{"to", to}, {"outside", ids_json(outside)}});

@@ -81,6 +81,15 @@ class BadInput(VenvTestCase):
             self.assertIn(words, proc.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")))
 
+    def test_history_queries_without_a_history_say_how_to_start_one(self):
+        for args in (["freeze"], ["freeze", "--at", "1"], ["diff", "1", "now"], ["status"],
+                     ["sync", "--to", "1"]):
+            proc = self.venvtx(*args)
+            self.assertOneLineError(proc, 2)
+            self.assertIn("no venvtx history yet", proc.stderr)
+            self.assertIn("`venvtx stamp` records the venv's state as it is", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")))
+
     def test_a_what_if_without_a_preview(self):
         before = tree_hash(self.venv)
         proc = self.venvtx("remove", "sglang", "--dry-run", "--probe", "import sglang", "--preview", "never")

@@ -465,6 +465,7 @@ class RollbackTo(HistoryCase):
             self.assertIn("it would leave flash-attn ∅ (entry 1 has 2.8.3)", error["message"])
             self.assertIn("entry 3 changed the venv outside venvtx (flash-attn 2.8.3 → ∅)", error["message"])
             self.assertIn("`venvtx install 'flash-attn==2.8.3'`", error["message"])
+            self.assertIn("To reach it: `venvtx sync --to 1`", error["message"])
             self.assertTreeEqual(tree, tree_hash(self.venv))
         # --force undoes venvtx's own transactions and says N was not reached: not exit 0.
         proc, tx = self.venvtx_json("rollback", "--to", "1", "--force")
@@ -503,12 +504,17 @@ class RollbackTo(HistoryCase):
         self.assertEqual((error["kind"], error["details"]), ("outside_change", {"outside": [2], "tx": 1}), error)
         self.assertIn("`venvtx install 'nvidia-cusparselt-cu13==%s' 'nvidia-nvshmem-cu13==%s'`"
                       % (versions["nvidia-cusparselt-cu13"], versions["nvidia-nvshmem-cu13"]), error["message"])
+        self.assertIn("To undo it: `venvtx sync --to 2^`, or", error["message"])
         self.assertTreeEqual(tree, tree_hash(self.venv))
         self.assertNotIn("flash-attn", self.installed())
         proc = self.venvtx_json("rollback", "2")[0]
         self.assertEqual(json.loads(proc.stdout)["error"]["kind"], "outside_change", proc.stdout)
         self.assertEqual(proc.returncode, 2)
         self.assertTreeEqual(tree, tree_hash(self.venv))
+        # The command it suggests does undo it, and only it.
+        proc = self.venvtx("sync", "--to", "2^", "--no-probe", "--", *self.wheel_args[1:], timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(self.installed(), versions)
 
     def freeze_names(self, point):
         proc, frozen = self.venvtx_json("freeze", "--at", point)

@@ -20,6 +20,9 @@ struct UnrecordedChange {
     std::string why;
 };
 
+// "no venvtx history yet in STORE", and how to start one.
+std::string no_history_message(const std::filesystem::path& store_root);
+
 class HistorySession {
 public:
     // `create`: make the store when there is none (a command that records); it needs the locks,
