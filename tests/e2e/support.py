@@ -41,8 +41,13 @@ def flat(document):
 
 
 def story_template():
-    """Builds the story venv once per process (real wheels, real pip); tests copy it."""
+    """Builds the story venv once per process (real wheels, real pip); tests copy it. Under
+    ctest it is built once for every suite (the fixture `story_template`, named by
+    VENVTX_STORY_TEMPLATE), and never written."""
     global _template
+    shared = os.environ.get("VENVTX_STORY_TEMPLATE")
+    if _template is None and shared and os.path.isdir(os.path.join(shared, "wheels-extra")):
+        _template = shared
     if _template is None:
         root = tempfile.mkdtemp(prefix="venvtx-e2e-template-")
         subprocess.run([sys.executable, FIXTURE, root, "--extra-wheels"], check=True,
