@@ -172,14 +172,29 @@ Fs& Fs::instance() {
     return fs;
 }
 
-Failpoints::Failpoints(const char* kill_variable, const char* fault_variable) {
+Failpoints::Failpoints(const char* kill_variable, const char* fault_variable, const char* tally_variable)
+    : owner(::getpid()) {
     kill_at = env_number(kill_variable);
+    if (const char* file = std::getenv(tally_variable)) {
+        tally = file;
+    }
     if (const char* fault = std::getenv(fault_variable)) {
         // N:ENOSPC[:persist] or N:EIO[:persist]
         std::string spec(fault);
         fault_at = std::strtoull(spec.c_str(), nullptr, 10);
         fault_errno = spec.find("EIO") != std::string::npos ? EIO : ENOSPC;
         fault_persist = spec.find(":persist") != std::string::npos;
+    }
+}
+
+Failpoints::~Failpoints() {
+    // A forked child exiting (a helper, a preview's namespace) is not the run whose steps count.
+    if (tally.empty() || ::getpid() != owner) {
+        return;
+    }
+    if (std::FILE* file = std::fopen(tally.c_str(), "w")) {
+        std::fprintf(file, "%llu\n", static_cast<unsigned long long>(steps));
+        std::fclose(file);
     }
 }
 
@@ -191,7 +206,8 @@ int Failpoints::count() {
     return fault_at != 0 && (steps == fault_at || (fault_persist && steps > fault_at)) ? fault_errno : 0;
 }
 
-Fs::Fs() : m_change("VENVTX_FAILPOINT", "VENVTX_FAULT"), m_hold("VENVTX_HOLD_FAILPOINT", "VENVTX_HOLD_FAULT") {
+Fs::Fs() : m_change("VENVTX_FAILPOINT", "VENVTX_FAULT", "VENVTX_FAILPOINT_TALLY"),
+           m_hold("VENVTX_HOLD_FAILPOINT", "VENVTX_HOLD_FAULT", "VENVTX_HOLD_FAILPOINT_TALLY") {
     if (const char* hook = std::getenv("VENVTX_HOOK")) {
         std::string spec(hook);
         std::size_t colon = spec.find(':');

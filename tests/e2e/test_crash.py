@@ -391,14 +391,19 @@ class ExternalStoreSweep(ExternalStoreMixin, SweepCase):
 class InjectedIoErrors(SweepCase):
     @staticmethod
     def count_steps(self, template, args):
-        """The number of mutating steps of `args`: FAILPOINT=N kills exactly when N <= steps."""
-        low, high = 0, 1
-        while InjectedIoErrors.killed_at(self, template, args, high):
-            low, high = high, high * 2
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (middle, high) if InjectedIoErrors.killed_at(self, template, args, middle) else (low, middle)
-        return low
+        """The number of mutating steps of `args`, as one clean run tallies them
+        (VENVTX_FAILPOINT_TALLY), checked against the failpoint itself: FAILPOINT=N kills
+        exactly when N <= steps (the last step kills, the one after it does not)."""
+        tally = os.path.join(self.tmp, "tally")
+        self.fresh(template)
+        run = self.venvtx(*args, env=dict(self.env, VENVTX_FAILPOINT_TALLY=tally))
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        with open(tally) as file:
+            steps = int(file.read())
+        os.unlink(tally)
+        self.assertTrue(steps == 0 or InjectedIoErrors.killed_at(self, template, args, steps), "step %d" % steps)
+        self.assertFalse(InjectedIoErrors.killed_at(self, template, args, steps + 1), "step %d" % (steps + 1))
+        return steps
 
     @staticmethod
     def killed_at(self, template, args, step):

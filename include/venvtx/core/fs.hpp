@@ -1,8 +1,9 @@
 // The filesystem seam: every mutating system call venvtx makes goes through Fs, confined to the
 // venv and the store (Confinement: no symlink is followed on the way), so tests can
 // inject a crash (VENVTX_FAILPOINT=N: SIGKILL before the Nth step) or an I/O error
-// (VENVTX_FAULT=N:ENOSPC|EIO[:persist]: the Nth step, or every step from it, fails); the holds'
-// links have their own pair (VENVTX_HOLD_FAILPOINT, VENVTX_HOLD_FAULT).
+// (VENVTX_FAULT=N:ENOSPC|EIO[:persist]: the Nth step, or every step from it, fails), and learn
+// how many steps a run took (VENVTX_FAILPOINT_TALLY=FILE: written at exit); the holds' links
+// have their own set (VENVTX_HOLD_FAILPOINT, VENVTX_HOLD_FAULT, VENVTX_HOLD_FAILPOINT_TALLY).
 #pragma once
 
 #include "venvtx/core/error.hpp"
@@ -29,9 +30,13 @@ private:
 };
 
 // One set of failpoints: SIGKILL before the Nth step, or an errno at the Nth (or every step
-// from it, with :persist), from a pair of environment variables.
+// from it, with :persist), from environment variables; the process that read them writes the
+// number of steps it counted to the tally file, if one is named, when it exits.
 struct Failpoints {
-    Failpoints(const char* kill_variable, const char* fault_variable);
+    Failpoints(const char* kill_variable, const char* fault_variable, const char* tally_variable);
+    ~Failpoints();
+    Failpoints(const Failpoints&) = delete;
+    Failpoints& operator=(const Failpoints&) = delete;
     // Counts a step; may kill the process; the errno to fail it with, or 0.
     int count();
 
@@ -40,6 +45,8 @@ struct Failpoints {
     std::uint64_t fault_at = 0;
     int fault_errno = 0;
     bool fault_persist = false;
+    std::string tally;
+    pid_t owner = 0;
 };
 
 class Fs {
