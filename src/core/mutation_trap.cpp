@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/trapped_call.hpp"
+#include "venvtx/core/unique_fd.hpp"
 
 #include <cerrno>
 #include <cstddef>
@@ -99,13 +100,6 @@ struct DescriptorMessage {
         std::memcpy(CMSG_DATA(part), &fd, sizeof fd);
     }
 };
-
-void close_fd(int& fd) {
-    if (fd >= 0) {
-        ::close(fd);
-        fd = -1;
-    }
-}
 
 } // namespace
 

@@ -5,6 +5,7 @@
 #include "venvtx/core/descendants.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/group_watchdog.hpp"
+#include "venvtx/core/unique_fd.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -59,13 +60,6 @@ Pipe make_pipe() {
         throw system_error("pipe", errno);
     }
     return {fds[0], fds[1]};
-}
-
-void close_fd(int& fd) {
-    if (fd >= 0) {
-        ::close(fd);
-        fd = -1;
-    }
 }
 
 // In the child: dup `fd` to `target` (clearing close-on-exec) or exit.

@@ -75,9 +75,9 @@ private:
     int m_mem = -1;
 };
 
-class Decoder {
+class CallDecoder {
 public:
-    explicit Decoder(const TrappedCall& call) : m_call(call), m_memory(call.pid) {}
+    explicit CallDecoder(const TrappedCall& call) : m_call(call), m_memory(call.pid) {}
 
     std::vector<PendingChange> decode() {
         const auto& a = m_call.args;
@@ -211,13 +211,13 @@ private:
     // Never normalized lexically: `link/../x` is wherever the kernel will take it.
     void named(int dirfd, std::uint64_t address, ChangeKind kind, bool follow, bool in_root = false) {
         if (auto path = resolved(dirfd, address, follow, in_root)) {
-            m_changes.push_back({*path, kind});
+            m_changes.push_back({*path, kind, {}});
         }
     }
 
     void described(int fd, ChangeKind kind) {
         if (auto path = descriptor_path(m_memory.pid(), fd)) {
-            m_changes.push_back({*path, kind});
+            m_changes.push_back({*path, kind, {}});
         }
     }
 
@@ -241,7 +241,7 @@ const std::vector<int>& trapped_syscalls() {
 }
 
 std::vector<PendingChange> decode_call(const TrappedCall& call) {
-    return Decoder(call).decode();
+    return CallDecoder(call).decode();
 }
 
 } // namespace venvtx

@@ -29,9 +29,9 @@ constexpr std::uint64_t k_max_string_length = 4096;
 constexpr std::uint64_t k_max_string_bytes = 1 << 20; // all strings of one file together
 
 // Converts the file's byte order to the host's.
-class Decoder {
+class ByteOrder {
 public:
-    explicit Decoder(bool swap = false) : m_swap(swap) {}
+    explicit ByteOrder(bool swap = false) : m_swap(swap) {}
     template <class T> T operator()(T value) const {
         static_assert(std::is_integral_v<T>);
         using U = std::make_unsigned_t<T>;
@@ -71,13 +71,13 @@ struct DynEntry {
     std::uint64_t value = 0;
 };
 
-template <class Ehdr> void convert(const Ehdr& raw, Decoder d, Header& out) {
+template <class Ehdr> void convert(const Ehdr& raw, ByteOrder d, Header& out) {
     out = {d(raw.e_type), d(raw.e_machine), d(raw.e_phoff), d(raw.e_phentsize), d(raw.e_phnum)};
 }
-template <class Phdr> void convert(const Phdr& raw, Decoder d, Segment& out) {
+template <class Phdr> void convert(const Phdr& raw, ByteOrder d, Segment& out) {
     out = {d(raw.p_type), d(raw.p_offset), d(raw.p_vaddr), d(raw.p_filesz)};
 }
-template <class Dyn> void convert(const Dyn& raw, Decoder d, DynEntry& out) {
+template <class Dyn> void convert(const Dyn& raw, ByteOrder d, DynEntry& out) {
     out = {d(raw.d_tag), d(raw.d_un.d_val)};
 }
 
@@ -150,7 +150,7 @@ private:
 
     ByteSource& m_source;
     bool m_64 = true;
-    Decoder m_decode;
+    ByteOrder m_decode;
     std::vector<Segment> m_loads;
     std::optional<Segment> m_dynamic;
     std::uint64_t m_strtab_offset = 0;
@@ -177,7 +177,7 @@ ElfResult Parser::run() {
     }
     m_64 = ident[EI_CLASS] == ELFCLASS64;
     bool little = ident[EI_DATA] == ELFDATA2LSB;
-    m_decode = Decoder(little != (std::endian::native == std::endian::little));
+    m_decode = ByteOrder(little != (std::endian::native == std::endian::little));
     m_result.info.is_64 = m_64;
 
     Header header;

@@ -20,10 +20,6 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-const NodeState& target_of(const Entry& entry, Side side) {
-    return side == Side::before ? entry.before : entry.after;
-}
-
 // Content hashes of the files one run reads before it decides, each kept while the file's inode
 // key is the one it was read on: a file that `foreign` hashed is not read again to decide where
 // it goes (`return_to_store`). The final check reads afresh.

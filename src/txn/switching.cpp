@@ -24,10 +24,6 @@ namespace {
 
 constexpr decltype(statfs::f_type) k_overlayfs_magic = 0x794c7630; // OVERLAYFS_SUPER_MAGIC
 
-const NodeState& target_of(const Entry& entry, Side side) {
-    return side == Side::before ? entry.before : entry.after;
-}
-
 bool is_metadata_dir(const std::string& path) {
     auto ends = [&](const std::string& suffix) {
         return path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;

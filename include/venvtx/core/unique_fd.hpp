@@ -1,4 +1,4 @@
-// UniqueFd: a file descriptor closed when it goes out of scope.
+// UniqueFd: a file descriptor closed when it goes out of scope; close_fd for a plain int one.
 #pragma once
 
 #include <unistd.h>
@@ -30,5 +30,13 @@ class UniqueFd {
   private:
     int m_fd = -1;
 };
+
+// Closes `fd` if it is open and marks it closed (-1).
+inline void close_fd(int& fd) {
+    if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+    }
+}
 
 } // namespace venvtx

@@ -20,6 +20,11 @@ namespace venvtx {
 
 enum class Side { before, after };
 
+// The state `entry` records on `side`.
+inline const NodeState& target_of(const Entry& entry, Side side) {
+    return side == Side::before ? entry.before : entry.after;
+}
+
 struct MaterializeSources {
     // Staging area of the transaction being undone: holds before-images not yet adopted.
     std::int64_t staging_tx = 0;
