@@ -16,6 +16,17 @@ bool has_entries(const stdfs::path& dir) {
     return stdfs::directory_iterator(dir, ec) != stdfs::directory_iterator();
 }
 
+// A store's own name is never followed: the venv's owner may have put a link there for root to
+// follow. A store elsewhere is named as such (--store DIR), and resolved once.
+void refuse_symlinked_store(const stdfs::path& root) {
+    std::error_code ec;
+    if (stdfs::is_symlink(root, ec)) {
+        throw Error(ExitCode::locked, "the store " + root.string() +
+                                          " is a symbolic link, which venvtx does not follow (a store elsewhere: "
+                                          "--store DIR)");
+    }
+}
+
 // An index that is gone or empty beside stored objects is a lost history, never a new one:
 // starting afresh would orphan every object and make every transaction impossible to undo.
 void refuse_lost_index(const stdfs::path& root) {
@@ -39,6 +50,7 @@ void refuse_lost_index(const stdfs::path& root) {
 // The store's directory is opened as every path venvtx changes is (beneath its root, no symlink
 // followed), and SQLite reaches the index through that very descriptor.
 std::unique_ptr<Database> open_index(const stdfs::path& root, bool create) {
+    refuse_symlinked_store(root);
     refuse_lost_index(root);
     if (create) {
         Fs::instance().mkdirs(root / "objects");
@@ -63,6 +75,7 @@ void Store::require_writable() {
 }
 
 bool Store::exists(const stdfs::path& root) {
+    refuse_symlinked_store(root);
     refuse_lost_index(root);
     std::error_code ec;
     return stdfs::exists(root / "index.sqlite", ec);
