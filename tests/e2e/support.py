@@ -158,6 +158,23 @@ def tree_hash(root):
     return result
 
 
+def stat_manifest(root):
+    """path -> (mode, dev, inode, size, mtime_ns, ctime_ns) for everything under root, without
+    venvtx's own files: what any change moves (a write, chmod or link moves the ctime, a
+    replacement the inode). Equal manifests are equal trees, so a test that expects nothing to
+    change compares these and hashes (tree_hash) only where one moved."""
+    result = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if dirpath == root:
+            dirnames[:] = [d for d in dirnames if d not in IGNORED_TOP]
+            filenames = [f for f in filenames if f not in IGNORED_TOP]
+        for name in dirnames + filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            result[os.path.join(dirpath, name)] = (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                                                   st.st_ctime_ns)
+    return result
+
+
 def store_growth(venv, store=None):
     """What the store costs on disk beyond the venv: st_blocks of each inode under the store that
     the venv does not name too (a hold is a second name of a venv file: it costs nothing while the
