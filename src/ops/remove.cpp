@@ -61,6 +61,9 @@ PlannedRemoval plan_with_impact(const Context& context, const RemoveOptions& opt
         planned.plan = plan_removal(context.layout, planned.inventory, options.patterns, context.store_root,
                                     options.strict);
     }
+    if (planned.plan.targets.empty()) {
+        return planned; // already gone: nothing to read or say
+    }
     {
         Progress::Phase phase("reading shared libraries");
         LibraryIndex index(context.layout, planned.inventory, context.store_root, SystemLibraries::load(), &facts);
@@ -100,6 +103,19 @@ void refuse_removing_tools(const Context& context, const RemoveOptions& options)
     if (own && named(own->name)) {
         refuse_changing_own_distribution(*own, {own->binary}, "to remove " + own->name);
     }
+}
+
+// None of the patterns is installed: already gone, success with nothing changed (pip: "Skipping X
+// as it is not installed", exit 0); --strict refused before this.
+Outcome nothing_to_remove(const Context& context, const std::vector<UnmatchedPattern>& unmatched, bool dry_run) {
+    say_unmatched(context.out, unmatched);
+    context.out.say("nothing to remove: nothing was changed");
+    Outcome outcome;
+    outcome.dry_run = dry_run;
+    RemovalPlan empty;
+    empty.unmatched = unmatched;
+    outcome.plan = removal_plan_json(empty, RemovalImpact{});
+    return outcome;
 }
 
 } // namespace
@@ -164,6 +180,9 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
             history.emplace(context.store_root, false);
         }
         PlannedRemoval planned = plan_with_impact(context, options, history ? &*history : nullptr);
+        if (planned.plan.targets.empty()) {
+            return nothing_to_remove(context, planned.plan.unmatched, true);
+        }
         if (!options.mutation.probe.code.empty()) {
             return run_what_if(context, options.mutation, "the removal",
                                [&] { return remove_in_view(context.layout, planned.plan); },
@@ -181,13 +200,20 @@ Outcome remove_distributions(const Context& context, const RemoveOptions& option
         outcome.plan = removal_plan_json(planned.plan, planned.impact);
         return outcome;
     }
-    if (!Store::exists(context.store_root)) {
-        select_targets(context.layout, scan_inventory(context.layout), options.patterns, options.strict); // bad input leaves no store behind
+    if (!Store::exists(context.store_root)) { // bad input, or nothing to do, leaves no store behind
+        std::vector<Distribution> inventory = scan_inventory(context.layout);
+        TargetSelection selection = select_targets(context.layout, inventory, options.patterns, options.strict);
+        if (selection.targets.empty()) {
+            return nothing_to_remove(context, selection.unmatched, false);
+        }
     }
     // Plan under the locks: another venvtx (or uv) may change the venv until we hold them.
     MutationSession session(context, options.mutation.wait_s);
     Store& store = session.store();
     PlannedRemoval planned = plan_with_impact(context, options, &store);
+    if (planned.plan.targets.empty()) {
+        return nothing_to_remove(context, planned.plan.unmatched, false);
+    }
     refuse_unprobed_breakage(options.mutation, planned.impact, planned.inventory);
     if (options.keep_going) {
         return retain_after(context, store, remove_keep_going(context, options, store, planned));

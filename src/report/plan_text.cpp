@@ -3,10 +3,15 @@
 
 namespace venvtx {
 
-void say_removal_plan(const Output& out, const RemovalPlan& plan) {
-    for (const auto& pattern : plan.unmatched) {
-        out.warn("skipping '" + pattern + "': no installed distribution matches it (--strict refuses)");
+void say_unmatched(const Output& out, const std::vector<UnmatchedPattern>& unmatched) {
+    for (const auto& pattern : unmatched) {
+        out.warn("skipping '" + pattern.pattern + "': no installed distribution matches it" +
+                 (pattern.near ? " (did you mean '" + *pattern.near + "'?)" : "") + " (--strict refuses)");
     }
+}
+
+void say_removal_plan(const Output& out, const RemovalPlan& plan) {
+    say_unmatched(out, plan.unmatched);
     out.say("remove " + counted(plan.targets.size(), "distribution") + ": " + counted(plan.files.size(), "file") +
             ", " + counted(plan.dirs.size(), "directory") + ", " + human_bytes(plan.bytes));
     for (const Distribution* dist : plan.targets) {
@@ -76,6 +81,10 @@ nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& i
                           {"requires", requirement.requirement},
                           {"removed", requirement.removed}});
     }
+    nlohmann::json unmatched = nlohmann::json::array();
+    for (const auto& pattern : plan.unmatched) {
+        unmatched.push_back(pattern.pattern);
+    }
     nlohmann::json json = {{"kind", "remove"},
                            {"broken_requirements", broken},
                            {"packages", targets},
@@ -83,7 +92,7 @@ nlohmann::json removal_plan_json(const RemovalPlan& plan, const RemovalImpact& i
                            {"directories", plan.dirs.size()},
                            {"bytes", plan.bytes},
                            {"shared_kept", shared},
-                           {"unmatched", plan.unmatched},
+                           {"unmatched", unmatched},
                            {"outside", outside}};
     json.update(removal_impact_json(impact));
     return json;

@@ -113,7 +113,70 @@ Distribution read_distribution(const stdfs::path& site, const stdfs::path& dist_
     return dist;
 }
 
+// The lines of a setuptools metadata list, trimmed, empty ones dropped.
+std::vector<std::string> text_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = std::min(text.find('\n', start), text.size());
+        size_t first = text.find_first_not_of(" \t\r", start);
+        size_t last = text.find_last_not_of(" \t\r", end == 0 ? 0 : end - 1);
+        if (first < end && last != std::string::npos && last >= first) {
+            lines.push_back(text.substr(first, last - first + 1));
+        }
+        start = end + 1;
+    }
+    return lines;
+}
+
+// A legacy egg-info's files, as pip's setuptools_flat_installation finds them: installed-files.txt
+// (paths relative to the egg-info), else top_level.txt's names less namespace_packages.txt, each
+// a package directory (whole) or a module (.py, .pyc, .pyo). Written as RECORD paths would be.
+void read_egg_info_files(Distribution& dist) {
+    stdfs::path info_name = dist.dist_info.filename();
+    if (auto listed = read_file_text(dist.dist_info / "installed-files.txt")) {
+        for (const auto& line : text_lines(*listed)) {
+            stdfs::path path(line);
+            dist.record.push_back({(path.is_absolute() ? path : (info_name / path).lexically_normal()).string(), "", {}});
+        }
+        return;
+    }
+    auto top_level = read_file_text(dist.dist_info / "top_level.txt");
+    if (!top_level) {
+        dist.record_error = dist.name + " " + dist.version + "'s egg-info (" + dist.dist_info.string() +
+                            ") has neither installed-files.txt nor top_level.txt: venvtx cannot know its files";
+        return;
+    }
+    std::vector<std::string> namespaces = text_lines(read_file_text(dist.dist_info / "namespace_packages.txt").value_or(""));
+    std::error_code error;
+    for (const auto& name : text_lines(*top_level)) {
+        if (std::find(namespaces.begin(), namespaces.end(), name) != namespaces.end() ||
+            name.find('/') != std::string::npos || name == "." || name == "..") {
+            continue;
+        }
+        stdfs::path package = dist.site_packages / name;
+        if (stdfs::is_directory(stdfs::symlink_status(package, error))) {
+            for (auto it = stdfs::recursive_directory_iterator(package, error); it != stdfs::recursive_directory_iterator();
+                 it.increment(error)) {
+                if (!it->is_directory(error) || it->is_symlink(error)) {
+                    dist.record.push_back({it->path().lexically_relative(dist.site_packages).string(), "", {}});
+                }
+            }
+            continue;
+        }
+        for (const char* suffix : {"", ".py", ".pyc", ".pyo"}) {
+            if (stdfs::exists(stdfs::symlink_status(dist.site_packages / (name + suffix), error))) {
+                dist.record.push_back({name + suffix, "", {}});
+            }
+        }
+    }
+}
+
 void read_record(Distribution& dist) {
+    if (is_egg_info(dist.dist_info)) {
+        read_egg_info_files(dist);
+        return;
+    }
     stdfs::path record_path = dist.dist_info / "RECORD";
     int error = 0;
     auto record_text = read_file_text(record_path, error);
@@ -215,6 +278,19 @@ std::vector<Distribution> scan_inventory(const VenvLayout& layout, FactCache* fa
     std::vector<Distribution> dists;
     for (const auto& dir : list_dist_infos(layout)) {
         dists.push_back(read_distribution(dir.site_packages, dir.dist_info, layout.root, facts));
+    }
+    std::set<std::string> named;
+    for (const auto& dist : dists) {
+        named.insert(dist.normalized);
+    }
+    std::error_code error;
+    for (const auto& dir : list_installed_infos(layout)) { // a flat egg-info, where no dist-info has its name
+        if (is_egg_info(dir.dist_info) && stdfs::is_directory(stdfs::symlink_status(dir.dist_info, error))) {
+            Distribution dist = read_distribution(dir.site_packages, dir.dist_info, layout.root, facts);
+            if (named.insert(dist.normalized).second) {
+                dists.push_back(std::move(dist));
+            }
+        }
     }
     read_records(dists);
     std::sort(dists.begin(), dists.end(), [](const Distribution& a, const Distribution& b) {

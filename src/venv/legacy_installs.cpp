@@ -1,4 +1,4 @@
-// legacy_installs: the egg-shaped entries of site-packages, by name.
+// legacy_installs: the egg-shaped entries of site-packages venvtx does not remove, by name.
 #include "venvtx/venv/legacy_installs.hpp"
 
 #include "venvtx/core/error.hpp"
@@ -18,7 +18,8 @@ std::vector<LegacyInstall> legacy_installs(const VenvLayout& layout) {
         for (const auto& entry : stdfs::directory_iterator(site, error)) {
             std::string file = entry.path().filename().string();
             std::string extension = entry.path().extension().string();
-            if (extension != ".egg-info" && extension != ".egg" && extension != ".egg-link") {
+            bool info_file = extension == ".egg-info" && !entry.is_directory(error); // distutils: PKG-INFO alone
+            if (!info_file && extension != ".egg" && extension != ".egg-link") {
                 continue;
             }
             std::string name = file.substr(0, std::min(file.find('-'), file.size() - extension.size()));
@@ -34,8 +35,8 @@ void refuse_legacy_installs(const VenvLayout& layout, const std::vector<std::str
             if (name_matches(pattern, legacy.name)) {
                 throw Error(ExitCode::usage, "legacy_install",
                             "'" + pattern + "' names " + legacy.name + ", a legacy install (" + legacy.path +
-                                ") that venvtx does not read: `pip uninstall " + legacy.name +
-                                "` removes it (then `venvtx stamp` records the state); nothing was changed",
+                                ") whose files venvtx cannot know or whose removal edits easy-install.pth: `pip uninstall " +
+                                legacy.name + "` removes it (then `venvtx stamp` records the state); nothing was changed",
                             {{"name", legacy.name}, {"path", legacy.path}});
             }
         }

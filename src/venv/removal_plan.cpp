@@ -341,6 +341,11 @@ private:
 TargetSelection select_targets(const VenvLayout& layout, const std::vector<Distribution>& dists,
                                const std::vector<std::string>& patterns, bool strict) {
     TargetSelection selection;
+    std::vector<std::string> names;
+    for (const auto& dist : dists) {
+        names.push_back(dist.normalized);
+    }
+    std::vector<std::string> unmatched;
     for (const auto& pattern : patterns) {
         bool matched = false;
         for (const auto& dist : dists) {
@@ -350,24 +355,24 @@ TargetSelection select_targets(const VenvLayout& layout, const std::vector<Distr
             }
         }
         if (!matched) {
-            selection.unmatched.push_back(pattern);
+            unmatched.push_back(pattern);
+            selection.unmatched.push_back({pattern, closest(normalize_name(pattern), names)});
         }
     }
-    if (!selection.unmatched.empty() && (strict || selection.targets.empty())) {
-        refuse_legacy_installs(layout, selection.unmatched);
+    if (unmatched.empty()) {
+        return selection;
+    }
+    refuse_legacy_installs(layout, unmatched);
+    if (strict) {
         std::string quoted;
-        for (const auto& pattern : selection.unmatched) {
+        for (const auto& pattern : unmatched) {
             quoted += (quoted.empty() ? "'" : ", '") + pattern + "'";
         }
-        std::vector<std::string> names;
-        for (const auto& dist : dists) {
-            names.push_back(dist.normalized);
-        }
-        auto near = closest(normalize_name(selection.unmatched.front()), names);
+        const auto& near = selection.unmatched.front().near;
         throw Error(ExitCode::usage, "no_match",
                     "no installed distribution matches " + quoted +
                         (near ? " (did you mean '" + *near + "'?)" : "") + "; nothing was changed",
-                    {{"patterns", selection.unmatched}});
+                    {{"patterns", unmatched}});
     }
     return selection;
 }

@@ -27,7 +27,17 @@ class BadInput(VenvTestCase):
 
     def test_pattern_matching_nothing(self):
         before = tree_hash(self.venv)
-        for args in (["no-such-dist*", "nor-this"], ["sglang", "no-such-dist*", "--strict"]):
+        # Not installed is already gone (as pip): exit 0, nothing changed, a warning for each.
+        proc = self.venvtx("remove", "no-such-dist*", "nor-this")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("skipping 'no-such-dist*'", proc.stderr)
+        self.assertIn("skipping 'nor-this'", proc.stderr)
+        self.assertEqual(before, tree_hash(self.venv))
+        proc = self.venvtx("--json", "remove", "no-such-dist*")
+        document = json.loads(proc.stdout)
+        self.assertEqual((proc.returncode, document["changed"], document["transaction"]), (0, False, None))
+        self.assertEqual(document["plan"]["unmatched"], ["no-such-dist*"])
+        for args in (["no-such-dist*", "nor-this", "--strict"], ["sglang", "no-such-dist*", "--strict"]):
             proc = self.venvtx("remove", *args)
             self.assertOneLineError(proc, 2)
             self.assertIn("no-such-dist*", proc.stderr)
@@ -111,9 +121,10 @@ class BadInput(VenvTestCase):
         proc = self.venvtx("remve", "sglang")
         self.assertOneLineError(proc, 2)
         self.assertIn("did you mean 'remove'?", proc.stderr)
-        proc = self.venvtx("remove", "sglng")
+        proc = self.venvtx("remove", "sglng", "--strict")
         self.assertOneLineError(proc, 2)
         self.assertIn("(did you mean 'sglang'?)", proc.stderr)
+        self.assertIn("(did you mean 'sglang'?)", self.venvtx("remove", "sglng").stderr)  # skipped, exit 0
         self.assertNotIn("did you mean", self.venvtx("remove", "no-such-thing-at-all").stderr)
         for args in (["rollback"], ["guard"], []):
             helped = self.venvtx("help", *args)
@@ -296,7 +307,7 @@ class BadInput(VenvTestCase):
         self.assertTreeEqual(before, tree_hash(self.venv))
 
     def test_errors_under_json(self):
-        proc = self.venvtx("--json", "remove", "nothing-like-this")
+        proc = self.venvtx("--json", "remove", "nothing-like-this", "--strict")
         self.assertEqual(proc.returncode, 2)
         document = flat(json.loads(proc.stdout))
         self.assertEqual(document["error"]["exit_code"], 2)
@@ -359,7 +370,7 @@ class ConventionalCli(VenvTestCase):
             self.assertEqual(before, tree_hash(self.venv))
 
     def test_bad_input_leaves_no_store_or_lock(self):
-        for args in (["remove", "nosuch"], ["run", "--", "/nonexistent/cmd"], ["why", ""]):
+        for args in (["remove", "nosuch", "--strict"], ["run", "--", "/nonexistent/cmd"], ["why", ""]):
             proc = self.venvtx(*args)
             self.assertOneLineError(proc, 2)
             self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")), args)

@@ -3,8 +3,8 @@ installs (a setuptools directory with PKG-INFO, a distutils file that is PKG-INF
 distributions too, and of two dist-infos of one name pip sees the first in site-packages'
 directory order (importlib.metadata's lookup) alone; the shadowed one stays in the state (its
 bytes are restored like any other) but is not listed. Each venv is read by real pip. Undoing
-an outside legacy install is refused with the truth (venvtx does not read `installed-files.txt`;
-issue 42 asks for that or the refusal)."""
+an outside `.egg-info` directory install takes it away by its `installed-files.txt` (issue 42);
+one that would take a distutils `.egg-info` file away is refused with the truth."""
 import json
 import os
 import subprocess
@@ -29,13 +29,14 @@ class FreezeAsPip(Twins):
         with open(path, "w") as f:
             f.write(text)
 
-    def legacy_installs(self):
+    def legacy_installs(self, distutils=True):
         site = self.site(self.pip_venv)
         info = os.path.join(site, "old_pkg-1.0-py3.11.egg-info")
         self.write(os.path.join(info, "PKG-INFO"), "Metadata-Version: 1.1\nName: old-pkg\nVersion: 1.0\n")
         self.write(os.path.join(info, "installed-files.txt"), "../old_pkg/__init__.py\nPKG-INFO\n")
         self.write(os.path.join(site, "old_pkg", "__init__.py"), "")
-        self.write(os.path.join(site, "distpkg-2.5.egg-info"), "Metadata-Version: 1.0\nName: distpkg\nVersion: 2.5\n")
+        if distutils:
+            self.write(os.path.join(site, "distpkg-2.5.egg-info"), "Metadata-Version: 1.0\nName: distpkg\nVersion: 2.5\n")
 
     def second_dist_info(self, name, version):
         """A second dist-info of an installed name, as an interrupted or concurrent install leaves."""
@@ -75,8 +76,8 @@ class FreezeAsPip(Twins):
         self.assertIn("distpkg", log)
         self.assertNotIn("old-pkg", self.venvtx("freeze", "--at", "1"))
         self.assertIn("old-pkg==1.0", self.venvtx("freeze"))
-        # Undoing it would remove a legacy install, which venvtx does not read: refused with the
-        # truth by the dry run as by the run, before either says it would undo anything.
+        # Undoing it would remove a distutils install, whose files venvtx cannot know: refused
+        # with the truth by the dry run as by the run, before either says it would undo anything.
         before = tree_hash(self.pip_venv)
         for dry in (["--dry-run"], []):
             proc = subprocess.run([VENVTX, "--venv", self.pip_venv, "rollback", "--no-probe", *dry],
@@ -85,6 +86,17 @@ class FreezeAsPip(Twins):
             self.assertIn("a legacy install", proc.stderr)
             self.assertNotIn("undo", proc.stdout)
             self.assertEqual(tree_hash(self.pip_venv), before)
+
+    def test_an_outside_egg_info_install_is_undone_exactly(self):
+        write_wheel(self.wheels, "modern", "1.0", "py3-none-any", {"modern/__init__.py": ""})
+        self.install("modern")
+        self.venvtx("stamp")
+        before = tree_hash(self.pip_venv)
+        self.legacy_installs(distutils=False)
+        self.assertIn("old-pkg", self.venvtx("log"))
+        self.venvtx("rollback", "--no-probe")
+        self.assertEqual(tree_hash(self.pip_venv), before)
+        self.assertNotIn("old-pkg", self.venvtx("freeze"))
 
 
 if __name__ == "__main__":

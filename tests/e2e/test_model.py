@@ -621,7 +621,7 @@ def predict(model, op, from_holds=True):
     if verb == "remove":
         name = op[1]
         if name not in model.installed:
-            return Prediction([(2, model)], [model])  # no distribution matches: no transaction at all
+            return Prediction([(0, model)], [model])  # not installed: already gone, no transaction at all
         after = model.commit("remove", [(name, model.installed[name], None)])
         return Prediction([(0, after)], interleave([model, after], "remove"))
     if verb in ("install", "run"):

@@ -148,6 +148,104 @@ class SameAsPip(Twins):
         self.assertRollbackExact()
 
 
+    def egg_info(self, name, files, pkg_files, version="1.0"):
+        """A flat .egg-info install in the pip twin, as `setup.py install
+        --single-version-externally-managed` left it: `files` in the egg-info, `pkg_files` (paths
+        relative to site-packages) written with their names as content."""
+        write_wheel(self.wheels, "bystander", "1.0", "py3-none-any", {"bystander/__init__.py": ""})
+        self.install("bystander")
+        site = self.site(self.pip_venv)
+        for rel in pkg_files:
+            path = os.path.join(site, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write("# %s\n" % rel)
+        info = os.path.join(site, "%s-%s-py3.11.egg-info" % (name, version))
+        os.makedirs(info)
+        files = dict({"PKG-INFO": "Metadata-Version: 1.1\nName: %s\nVersion: %s\n" % (name, version)}, **files)
+        for file, text in files.items():
+            with open(os.path.join(info, file), "w") as f:
+                f.write(text)
+        return info
+
+    def test_an_egg_info_install_goes_by_its_installed_files(self):
+        # req_uninstall.py, UninstallPathSet.from_dist (setuptools_flat_installation): the
+        # egg-info, each path of installed-files.txt (relative to the egg-info), and the console
+        # scripts of entry_points.txt; functional test_uninstall.py's legacy installs.
+        self.egg_info("oldpkg", {
+            "top_level.txt": "oldpkg\n",
+            "entry_points.txt": "[console_scripts]\noldpkg-cli = oldpkg:main\n",
+            "installed-files.txt": "../oldpkg/__init__.py\n../oldpkg/sub/mod.py\r\n\nPKG-INFO\n"
+                                   "top_level.txt\nentry_points.txt\ninstalled-files.txt\n"},
+            ["oldpkg/__init__.py", "oldpkg/sub/mod.py", "oldpkg/__pycache__/__init__.cpython-311.pyc"])
+        with open(os.path.join(self.pip_venv, "bin", "oldpkg-cli"), "w") as f:
+            f.write("#!/bin/sh\n")
+        proc = self.both_remove("oldpkg")
+        self.assertIn("oldpkg 1.0", proc.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.site(self.ours), "oldpkg")))
+        self.assertFalse(os.path.exists(os.path.join(self.ours, "bin", "oldpkg-cli")))
+        self.assertAgree()
+        self.assertRollbackExact()
+
+    def test_an_egg_info_without_installed_files_goes_by_its_top_level_names(self):
+        # The same, its elif branch: top_level.txt's names less namespace_packages.txt, each a
+        # package directory (whole) or a module (.py, .pyc, .pyo).
+        self.egg_info("toppkg", {"top_level.txt": "toppkg\ntopmod\nnspkg\n", "namespace_packages.txt": "nspkg\n"},
+                      ["toppkg/__init__.py", "toppkg/data/table.txt", "topmod.py", "topmod.pyc",
+                       "nspkg/shared.py"])
+        os.makedirs(os.path.join(self.site(self.pip_venv), "toppkg", "empty"))
+        self.both_remove("toppkg")
+        self.assertTrue(os.path.exists(os.path.join(self.site(self.ours), "nspkg", "shared.py")))
+        self.assertAgree()
+        self.assertRollbackExact()
+
+    def test_a_distutils_egg_info_file_is_refused_as_pip_refuses_it(self):
+        # req_uninstall.py: "Cannot uninstall X. It is a distutils installed project and thus we
+        # cannot accurately determine which files belong to it": pip exits 1, venvtx 2.
+        site = self.site(self.pip_venv)
+        with open(os.path.join(site, "distpkg-1.0-py3.11.egg-info"), "w") as f:
+            f.write("Metadata-Version: 1.0\nName: distpkg\nVersion: 1.0\n")
+        ours = self.twin()
+        proc = subprocess.run([sys.executable, "-m", "pip", "--python", os.path.join(self.pip_venv, "bin", "python"),
+                               "uninstall", "-y", "distpkg"], capture_output=True, text=True, env=self.env)
+        self.assertNotEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("distutils", proc.stdout + proc.stderr)
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "distpkg"], capture_output=True, text=True,
+                              env=self.env)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("a legacy install", proc.stderr)
+        self.assertEqual(self.original, tree_hash(ours))
+        self.assertAgree()
+
+    def test_a_name_that_matches_nothing_is_already_gone(self):
+        # pip warns "Skipping X as it is not installed" and exits 0: already gone is success
+        # (issue 40, item 8), changed false, no history entry; --strict makes it exit 2 (no_match).
+        write_wheel(self.wheels, "present", "1.0", "py3-none-any", {"present/__init__.py": ""})
+        self.install("present")
+        ours = self.twin()
+        self.assertIn("not installed", self.pip(self.pip_venv, "uninstall", "-y", "absent").stderr)
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "absent", "presnt"], capture_output=True,
+                              text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("skipping 'absent'", proc.stderr)
+        self.assertIn("did you mean 'present'", proc.stderr)
+        self.assertIn("nothing to remove", proc.stdout)
+        self.assertEqual(self.original, tree_hash(ours))
+        self.assertFalse(os.path.exists(os.path.join(ours, ".venvtx")))
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "--strict", "absent"], capture_output=True,
+                              text=True, env=self.env)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("no installed distribution matches 'absent'", proc.stderr)
+        self.assertEqual(self.original, tree_hash(ours))
+        self.pip(self.pip_venv, "uninstall", "-y", "absent", "present")
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "absent", "present"], capture_output=True,
+                              text=True, env=self.env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("skipping 'absent'", proc.stderr)
+        self.assertAgree()
+        self.assertRollbackExact()
+
+
 class DeliberatelyNotAsPip(Twins):
     """The differences docs/guarantees.md names."""
 
@@ -201,29 +299,27 @@ class DeliberatelyNotAsPip(Twins):
         self.assertAgree(pip_only=left)
         self.assertRollbackExact()
 
-    def test_a_legacy_egg_info_install_is_refused_with_the_truth(self):
-        # pip removes an .egg-info install by its installed-files.txt (req_uninstall.py,
-        # "installed-files.txt"); venvtx does not read those yet and says so, changing nothing.
+    def test_an_egg_link_editable_is_refused_with_the_truth(self):
+        # A legacy `setup.py develop`: pip removes the .egg-link and edits easy-install.pth
+        # (add_pth); venvtx does not edit a .pth file for a removal and says so, changing nothing
+        # (docs/guarantees.md, a deliberate difference).
+        project = os.path.join(self.tmp, "project")
+        os.makedirs(os.path.join(project, "devpkg.egg-info"))
+        with open(os.path.join(project, "devpkg.egg-info", "PKG-INFO"), "w") as f:
+            f.write("Metadata-Version: 1.1\nName: devpkg\nVersion: 1.0\n")
         site = self.site(self.pip_venv)
-        os.makedirs(os.path.join(site, "oldpkg"))
-        with open(os.path.join(site, "oldpkg", "__init__.py"), "w") as f:
-            f.write("x = 1\n")
-        info = os.path.join(site, "oldpkg-1.0-py3.11.egg-info")
-        os.makedirs(info)
-        for name, text in (("PKG-INFO", "Metadata-Version: 1.1\nName: oldpkg\nVersion: 1.0\n"),
-                           ("top_level.txt", "oldpkg\n"),
-                           ("installed-files.txt", "../oldpkg/__init__.py\nPKG-INFO\ntop_level.txt\n"
-                                                   "installed-files.txt\n")):
-            with open(os.path.join(info, name), "w") as f:
-                f.write(text)
+        with open(os.path.join(site, "devpkg.egg-link"), "w") as f:
+            f.write(project + "\n.")
+        with open(os.path.join(site, "easy-install.pth"), "w") as f:
+            f.write(project + "\n")
         ours = self.twin()
-        self.pip(self.pip_venv, "uninstall", "-y", "oldpkg")
-        self.assertFalse(os.path.exists(os.path.join(site, "oldpkg")))
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "oldpkg"], capture_output=True, text=True,
+        self.pip(self.pip_venv, "uninstall", "-y", "devpkg")
+        self.assertFalse(os.path.exists(os.path.join(site, "devpkg.egg-link")))
+        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "devpkg"], capture_output=True, text=True,
                               env=self.env)
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         self.assertIn("a legacy install", proc.stderr)
-        self.assertIn("pip uninstall oldpkg", proc.stderr)
+        self.assertIn("pip uninstall devpkg", proc.stderr)
         self.assertEqual(self.original, tree_hash(ours))
 
     def test_a_record_that_lists_nothing_is_refused_as_pip_leaves_it(self):
@@ -241,27 +337,6 @@ class DeliberatelyNotAsPip(Twins):
         self.assertIn("norecord 1.0's RECORD lists no file", proc.stderr)
         self.assertEqual(self.original, tree_hash(ours))
         self.assertAgree()
-
-    def test_a_name_that_matches_nothing_is_an_error_when_nothing_else_matched(self):
-        # pip warns "Skipping X as it is not installed" and exits 0; venvtx refuses (exit 2,
-        # no_match): a typo must not read as a removal done. Beside a name that matched, it is
-        # skipped with a warning, as pip skips it.
-        write_wheel(self.wheels, "present", "1.0", "py3-none-any", {"present/__init__.py": ""})
-        self.install("present")
-        ours = self.twin()
-        self.assertIn("not installed", self.pip(self.pip_venv, "uninstall", "-y", "absent").stderr)
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "absent"], capture_output=True, text=True,
-                              env=self.env)
-        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
-        self.assertIn("no installed distribution matches 'absent'", proc.stderr)
-        self.assertEqual(self.original, tree_hash(ours))
-        self.pip(self.pip_venv, "uninstall", "-y", "absent", "present")
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "absent", "present"], capture_output=True,
-                              text=True, env=self.env)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertIn("skipping 'absent'", proc.stderr)
-        self.assertAgree()
-        self.assertRollbackExact()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@
 
 namespace venvtx {
 
+// A warning for each skipped pattern, with the installed name closest to it.
+void say_unmatched(const Output& out, const std::vector<UnmatchedPattern>& unmatched);
 void say_removal_plan(const Output& out, const RemovalPlan& plan);
 void say_removal_impact(const Output& out, const VenvLayout& layout, const RemovalImpact& impact);
 // `remove --dry-run --json`: the plan and its impact.

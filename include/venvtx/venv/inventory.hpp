@@ -1,4 +1,5 @@
-// The installed distributions of a venv: every *.dist-info directory in its site-packages.
+// The installed distributions of a venv: every *.dist-info directory in its site-packages, and
+// the legacy *.egg-info ones.
 #pragma once
 
 #include "venvtx/core/fact_cache.hpp"
@@ -42,7 +43,9 @@ std::vector<DistInfoDir> list_installed_infos(const VenvLayout& layout);
 Distribution read_installed(const DistInfoDir& dir, const std::filesystem::path& venv_root,
                             FactCache* facts = nullptr);
 
-// Reads every dist-info of the venv, sorted by normalized name. Never throws for a broken
+// Reads every dist-info of the venv, and every flat `.egg-info` directory whose name no dist-info
+// has (its files from installed-files.txt, else top_level.txt, as pip finds them; written into
+// `record` as RECORD paths, without hashes), sorted by normalized name. Never throws for a broken
 // RECORD: the error is kept on the distribution and raised when that distribution is used.
 // METADATA's facts come from `facts` while the file is unchanged (nullptr: always read).
 std::vector<Distribution> scan_inventory(const VenvLayout& layout, FactCache* facts = nullptr);

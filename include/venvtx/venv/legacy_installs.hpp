@@ -1,6 +1,8 @@
-// Installs venvtx does not read (yet): `.egg-info` directories and files, `.egg` eggs and
-// `.egg-link` editables in site-packages, as setuptools and old pip left them. Found by name, so
-// that a removal of one says what it is instead of "no installed distribution matches".
+// Installs venvtx does not remove: an `.egg-info` file (distutils: which files are its own is not
+// known; pip refuses it too), `.egg` eggs and `.egg-link` editables (pip removes those by editing
+// easy-install.pth). An `.egg-info` directory is a distribution like a dist-info (inventory).
+// Found by name, so that a removal of one says what it is instead of "no installed distribution
+// matches".
 #pragma once
 
 #include "venvtx/venv/layout.hpp"

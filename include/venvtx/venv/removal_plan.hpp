@@ -9,6 +9,7 @@
 #include "venvtx/venv/requirement.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,6 +40,12 @@ struct BrokenRequirement {
     std::string removed;      // the removed distribution's name
 };
 
+// A pattern no installed distribution matches, and the installed name closest to it.
+struct UnmatchedPattern {
+    std::string pattern;
+    std::optional<std::string> near;
+};
+
 struct RemovalPlan {
     std::vector<const Distribution*> targets;
     std::vector<PlannedPath> files;  // regular files and symlinks
@@ -48,19 +55,19 @@ struct RemovalPlan {
                                        // as written when its directory is gone too)
     std::uint64_t bytes = 0;
     std::vector<BrokenRequirement> broken_requirements;
-    std::vector<std::string> unmatched;  // patterns skipped: they matched nothing (as pip skips)
+    std::vector<UnmatchedPattern> unmatched;  // patterns skipped: they matched nothing (as pip skips)
     std::vector<OutsidePath> outside;    // RECORD paths outside the venv: not removed (as pip skips them)
 };
 
 struct TargetSelection {
     std::set<const Distribution*> targets;
-    std::vector<std::string> unmatched;  // patterns that matched no distribution
+    std::vector<UnmatchedPattern> unmatched;  // patterns that matched no distribution
 };
 
-// The distributions the patterns name. A pattern that matches none is skipped when another
-// matched (as pip skips what is not installed), unless `strict`; when none matched at all, or a
-// strict pattern did not, throws a usage Error of kind no_match (legacy_install when it names an
-// .egg-info install of the venv's).
+// The distributions the patterns name. A pattern that matches none is skipped (as pip skips what
+// is not installed: none matched at all is "already gone"), unless `strict`: then throws a usage
+// Error of kind no_match. One that names a legacy install venvtx does not remove throws a usage
+// Error of kind legacy_install.
 TargetSelection select_targets(const VenvLayout& layout, const std::vector<Distribution>& dists,
                                const std::vector<std::string>& patterns, bool strict);
 

@@ -168,9 +168,6 @@ def _interpret_error(params, rc, error, result):
     command = params["command"]
     kind = error.get("kind")
     result.update(error_kind=kind, error=error, msg=error.get("message") or EXIT_MEANINGS.get(rc, "failed"))
-    if kind == "no_match" and command == "remove":
-        result["msg"] = "nothing to remove: " + result["msg"]  # already absent: idempotent
-        return result
     if kind == "nothing_to_undo" and command == "rollback" and params.get("transaction") is None \
             and params.get("to") is None:
         return result  # the newest is undone already
