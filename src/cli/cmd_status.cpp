@@ -21,7 +21,7 @@ std::string held_text(const StatusReport& report) {
     if (!report.holds_unavailable.empty()) {
         return "not held: " + report.holds_unavailable + ", so a plain pip or uv change cannot be rolled back";
     }
-    std::string text = "held: the files of " +
+    std::string text = std::string(report.holds_copied ? "held as copies" : "held") + ": the files of " +
                        (report.held_dists == static_cast<std::int64_t>(report.now.dists.size())
                             ? "all " + std::to_string(report.held_dists)
                             : std::to_string(report.held_dists) + " of " + std::to_string(report.now.dists.size())) +
@@ -59,6 +59,7 @@ Command register_status(CLI::App& parent) {
                     json["changed"] = changed;
                     json["last_recorded_at"] = report.last_recorded_at ? nlohmann::json(*report.last_recorded_at) : nlohmann::json();
                     json["held"] = {{"dists", report.held_dists},
+                                    {"copies", report.holds_copied},
                                     {"of", report.now.dists.size()},
                                     {"unheld_files", report.unheld_files},
                                     {"unavailable", report.holds_unavailable.empty()

@@ -28,7 +28,7 @@ const std::map<std::string, Words> k_positional_words = {
     {"remove", {"", "dists"}},      {"why", {"", "dists"}},          {"rollback", {"", "entries"}},
     {"show", {"", "entries"}},      {"diff", {"now", "entries"}},     {"completion", {"bash zsh fish", ""}},
     {"guard", {"on off status", ""}},
-    {"config", {"probe gpus preview probe-timeout keep older-than max-size auto-gc", ""}},
+    {"config", {"probe gpus preview probe-timeout hold keep older-than max-size auto-gc", ""}},
 };
 
 struct Flag {

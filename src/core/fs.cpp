@@ -14,6 +14,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -236,6 +238,45 @@ bool Fs::hold_link(int from_dir, const char* from, int to_dir, const char* to) {
         return false;
     }
     return ::linkat(from_dir, from, to_dir, to, 0) == 0;
+}
+
+bool Fs::hold_copy(int from_dir, const char* from, int to_dir, const char* to, bool bytes_too) {
+    if (int err = m_hold.count()) {
+        errno = err;
+        return false;
+    }
+    UniqueFd in(::openat(from_dir, from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    struct stat st {};
+    if (!in.valid() || ::fstat(in.get(), &st) != 0) {
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return false;
+    }
+    // Whole or not at all: the copy gets its name only once written (a `.part` cut short is swept).
+    std::string part = std::string(to) + ".part";
+    ::unlinkat(to_dir, part.c_str(), 0);
+    UniqueFd out(::openat(to_dir, part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400));
+    if (!out.valid()) {
+        return false;
+    }
+    bool copied = ::ioctl(out.get(), FICLONE, in.get()) == 0;
+    if (!copied && bytes_too) {
+        try {
+            copy_bytes(in.get(), out.get(), st.st_size, part);
+            copied = true;
+        } catch (const FsError& error) {
+            errno = error.errno_value();
+        }
+    }
+    if (copied && ::renameat2(to_dir, part.c_str(), to_dir, to, RENAME_NOREPLACE) == 0) {
+        return true;
+    }
+    int err = errno;
+    ::unlinkat(to_dir, part.c_str(), 0);
+    errno = err;
+    return false;
 }
 
 bool Fs::hold_unlink(int dir, const char* name) {

@@ -30,7 +30,7 @@ struct Key {
 const Key k_keys[] = {
     {"probe", true, nullptr},     {"gpus", false, "auto"},      {"preview", false, "auto"},
     {"probe-timeout", false, "300"}, {"keep", false, nullptr},  {"older-than", false, nullptr},
-    {"max-size", false, nullptr}, {"auto-gc", false, nullptr},
+    {"max-size", false, nullptr}, {"auto-gc", false, nullptr},  {"hold", false, "link"},
 };
 
 const Key& find_key(const std::string& name) {
@@ -90,6 +90,8 @@ void check_values(const Key& key, const std::vector<std::string>& values) {
         parse_size(value);
     } else if (name == "auto-gc" && value != "on" && value != "off") {
         throw usage_error("auto-gc takes on or off, not '" + value + "'");
+    } else if (name == "hold" && value != "link" && value != "copy") {
+        throw usage_error("hold takes link or copy, not '" + value + "'");
     }
 }
 

@@ -25,7 +25,9 @@ StatusReport venv_status(const Context& context, bool files, bool untracked) {
     if (last) {
         report.diff = diff_states(store.db(), *last, report.now, false, false);
     }
-    report.holds_unavailable = holds_unavailable(context.layout, store);
+    HoldPolicy policy = hold_policy(context.layout, store);
+    report.holds_unavailable = policy.unavailable;
+    report.holds_copied = !policy.linkable && policy.copies;
     Holds holds(store.db(), store.root());
     for (const auto& dist : report.now.dists) {
         if (auto unheld = dist.record.empty() ? std::nullopt : holds.unheld(dist.record)) {

@@ -1,4 +1,5 @@
-// hold_state: a hard link in the store for each file of a newly recorded distribution.
+// hold_state: a hard link (or, as the policy allows, a copy) in the store for each file of a newly
+// recorded distribution.
 #include "venvtx/state/state_holds.hpp"
 
 #include "venvtx/core/confinement.hpp"
@@ -7,6 +8,7 @@
 #include "venvtx/core/sha256.hpp"
 #include "venvtx/state/state_index.hpp"
 #include "venvtx/store/holds.hpp"
+#include "venvtx/store/settings.hpp"
 #include "venvtx/venv/path_resolver.hpp"
 #include "venvtx/venv/record.hpp"
 
@@ -30,7 +32,8 @@ namespace stdfs = std::filesystem;
 // hold steps (Fs::hold_link). A hold cut short is harmless: relinked by the next hold, swept by gc.
 class HoldLinker {
 public:
-    HoldLinker(const VenvLayout& layout, const Holds& holds) : m_layout(layout), m_holds(holds) {}
+    HoldLinker(const VenvLayout& layout, const Holds& holds, HoldPolicy policy)
+        : m_layout(layout), m_holds(holds), m_policy(std::move(policy)) {}
 
     bool stat_leaf(const std::string& rel, struct stat& st) {
         stdfs::path path(rel);
@@ -48,7 +51,7 @@ public:
         return ::fstatat(m_dir.get(), m_leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
     }
 
-    // Links the leaf stat_leaf found as the hold of `hex`.
+    // Links the leaf stat_leaf found as the hold of `hex` (or copies it, as the policy allows).
     bool link_last(const std::string& hex, const struct stat& st) {
         if (m_holds_dir.get() < 0) {
             try {
@@ -61,7 +64,11 @@ public:
         }
         Fs& fs = Fs::instance();
         for (int attempt = 0; attempt < 2; ++attempt) {
-            if (fs.hold_link(m_dir.get(), m_leaf.c_str(), m_holds_dir.get(), hex.c_str())) {
+            bool held = m_policy.linkable && fs.hold_link(m_dir.get(), m_leaf.c_str(), m_holds_dir.get(), hex.c_str());
+            if (!held && (!m_policy.linkable || errno == EPERM || errno == EMLINK || errno == EXDEV)) {
+                held = fs.hold_copy(m_dir.get(), m_leaf.c_str(), m_holds_dir.get(), hex.c_str(), m_policy.copies);
+            }
+            if (held) {
                 return true;
             }
             if (errno != EEXIST) {
@@ -88,6 +95,7 @@ public:
 private:
     const VenvLayout& m_layout;
     const Holds& m_holds;
+    HoldPolicy m_policy;
     std::string m_dir_rel;
     UniqueFd m_dir;
     std::string m_leaf;
@@ -101,12 +109,21 @@ std::int64_t mtime_ns_of(const struct stat& st) {
 
 } // namespace
 
-std::string holds_unavailable(const VenvLayout& layout, Store& store) {
+HoldPolicy hold_policy(const VenvLayout& layout, Store& store) {
+    HoldPolicy policy;
+    std::optional<std::string> saved = read_setting(store.db(), "config.hold"); // `config hold`: a JSON list
+    policy.copies = saved && nlohmann::json::parse(*saved, nullptr, false) == nlohmann::json::array({"copy"});
     struct stat venv {}, held {};
     if (::stat(layout.root.c_str(), &venv) != 0 || ::stat(store.root().c_str(), &held) != 0) {
-        return "the venv or the store cannot be read";
+        policy.unavailable = "the venv or the store cannot be read";
+        return policy;
     }
-    return venv.st_dev == held.st_dev ? "" : "the store is on another filesystem than the venv";
+    policy.linkable = venv.st_dev == held.st_dev;
+    if (!policy.linkable && !policy.copies) {
+        policy.unavailable = "the store is on another filesystem than the venv (`venvtx config hold copy` holds "
+                             "copies there)";
+    }
+    return policy;
 }
 
 void say_held(const Output& out, const HoldCount& count) {
@@ -129,7 +146,11 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
     };
     try {
         Holds holds(store.db(), store.root());
-        std::set<std::string> known = holds.held_records();
+        HoldPolicy policy = hold_policy(layout, store);
+        bool holdable = policy.unavailable.empty();
+        // Where files can be held, a distribution some of whose files got none is tried again (the
+        // store moved to the venv's filesystem, `config hold copy` was set since).
+        std::set<std::string> known = holds.held_records(holdable);
         std::vector<const DistState*> fresh;
         for (const auto& dist : state.dists) {
             if (!dist.record.empty() && known.insert(dist.record).second) {
@@ -139,10 +160,9 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
         if (fresh.empty()) {
             return finish();
         }
-        bool linkable = holds_unavailable(layout, store).empty();
         std::set<std::string> hashes = holds.held_hashes();
         PathResolver resolver(layout, store.root());
-        HoldLinker linker(layout, holds);
+        HoldLinker linker(layout, holds, policy);
         SqlTransaction saved(store.db()); // one commit for the whole state
         for (const DistState* dist : fresh) {
             auto text = load_record_text(store.db(), dist->record);
@@ -189,7 +209,7 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
                 if (hashes.count(hex) != 0) {
                     continue;
                 }
-                if (linkable && linker.link_last(hex, st)) {
+                if (holdable && linker.link_last(hex, st)) {
                     held.push_back({hex, static_cast<std::int64_t>(st.st_size)});
                     hashes.insert(hex);
                     ++count.linked;

@@ -27,9 +27,9 @@ stdfs::path Holds::path_of(const std::string& hex) const {
     return m_dir / hex;
 }
 
-std::set<std::string> Holds::held_records() {
+std::set<std::string> Holds::held_records(bool whole) {
     std::set<std::string> records;
-    Statement query = m_db.prepare("SELECT record FROM held_dists");
+    Statement query = m_db.prepare(whole ? "SELECT record FROM held_dists WHERE unheld = 0" : "SELECT record FROM held_dists");
     while (query.step()) {
         records.insert(query.text(0));
     }

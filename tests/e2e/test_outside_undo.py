@@ -9,7 +9,7 @@ import os
 import shutil
 import unittest
 
-from support import PlainPip, VenvTestCase, tree_hash
+from support import ExternalStoreMixin, PlainPip, VenvTestCase, tree_hash
 
 
 class OutsideUndo(PlainPip, VenvTestCase):
@@ -209,6 +209,43 @@ class ChangedInPlace(OutsideUndo):
         self.assertIn("flash_attn/__init__.py", tx["not_at_target"])
         self.assertFalse(os.path.exists(edited))  # left as it is: gone, never the edited bytes as "restored"
         self.assertTrue(os.path.isdir(os.path.join(self.site, "flash_attn")))
+
+
+class HeldAsCopies(ExternalStoreMixin, OutsideUndo):
+    """A store on another filesystem: no link can reach it, so nothing is held (status says so)
+    until `config hold copy`; then each held file is a copy, and an edit in place of the venv's
+    file after the hold no longer reaches it."""
+
+    def test_copies_only_when_asked_and_then_exact(self):
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        self.assertIn("not held: the store is on another filesystem than the venv (`venvtx config hold copy`",
+                      self.venvtx("status").stdout)
+        held = self.venvtx_json("status")[1]["held"]
+        self.assertGreater(held["unheld_files"], 100, held)
+        self.assertEqual(self.venvtx("config", "hold", "copy").returncode, 0)
+        self.assertEqual(self.venvtx("stamp").returncode, 0)
+        proc, status = self.venvtx_json("status")
+        self.assertEqual((status["held"]["copies"], status["held"]["unavailable"]), (True, None))
+        self.assertEqual(status["held"]["dists"], status["held"]["of"])
+        self.assertIn("held as copies: the files of all", self.venvtx("status").stdout)
+        tree = tree_hash(self.venv)
+        edited = os.path.join(self.site, "flash_attn", "__init__.py")
+        with open(edited) as f:
+            original = f.read()
+        with open(edited, "a") as f:  # in place: a copy made before it keeps the bytes the state had
+            f.write("# edited\n")
+        self.pip("uninstall", "-q", "-y", "flash-attn", "nvidia-cusparselt-cu13")
+        self.assertFalse(self.import_torch())
+        self.without_wheels()
+        self.rollback()
+        with open(edited) as f:
+            self.assertEqual(f.read(), original)
+        self.assertTreeEqual(tree, tree_hash(self.venv))
+        self.assertTrue(self.import_torch())
+        self.assertClean()
+        proc = self.venvtx("config", "hold", "reflink")
+        self.assertOneLineError(proc, 2)
+        self.assertIn("hold takes link or copy", proc.stderr)
 
 
 if __name__ == "__main__":

@@ -175,9 +175,10 @@ class SameAsPip(Twins):
         self.egg_info("oldpkg", {
             "top_level.txt": "oldpkg\n",
             "entry_points.txt": "[console_scripts]\noldpkg-cli = oldpkg:main\n",
-            "installed-files.txt": "../oldpkg/__init__.py\n../oldpkg/sub/mod.py\r\n\nPKG-INFO\n"
-                                   "top_level.txt\nentry_points.txt\ninstalled-files.txt\n"},
-            ["oldpkg/__init__.py", "oldpkg/sub/mod.py", "oldpkg/__pycache__/__init__.cpython-311.pyc"])
+            "installed-files.txt": "../oldpkg/__init__.py\n../oldpkg/sub/mod.py\r\n\n../oldpkg_data/table.txt\n"
+                                   "PKG-INFO\ntop_level.txt\nentry_points.txt\ninstalled-files.txt\n"},
+            ["oldpkg/__init__.py", "oldpkg/sub/mod.py", "oldpkg/__pycache__/__init__.cpython-311.pyc",
+             "oldpkg_data/table.txt"])
         with open(os.path.join(self.pip_venv, "bin", "oldpkg-cli"), "w") as f:
             f.write("#!/bin/sh\n")
         proc = self.both_remove("oldpkg")

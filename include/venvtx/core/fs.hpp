@@ -118,6 +118,9 @@ public:
     // apart from a change's (VENVTX_HOLD_FAILPOINT, VENVTX_HOLD_FAULT), so the sweeps of a change
     // keep their numbering. False with errno set where the call fails: the caller decides.
     bool hold_link(int from_dir, const char* from, int to_dir, const char* to);
+    // A hold that is a copy, where no link can be made: a reflink (FICLONE, no byte copied) where
+    // the filesystem has them, else with `bytes_too` the bytes copied; named `to` only once whole.
+    bool hold_copy(int from_dir, const char* from, int to_dir, const char* to, bool bytes_too);
     bool hold_unlink(int dir, const char* name);
 
 private:

@@ -1,5 +1,5 @@
 // `venvtx config`: defaults saved with the venv's history, so that a team sets its probe once:
-// probe (one or more lines of code), gpus, preview, probe-timeout, and the retention policy
+// probe (one or more lines of code), gpus, preview, probe-timeout, hold, and the retention policy
 // (keep, older-than, max-size, auto-gc). A flag given on the command line wins over a saved
 // value; --no-probe drops a saved probe for one command.
 #pragma once

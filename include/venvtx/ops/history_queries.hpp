@@ -25,6 +25,7 @@ struct StatusReport {
     std::int64_t held_dists = 0;
     std::int64_t unheld_files = 0;
     std::string holds_unavailable;  // why the store cannot hold files at all, or ""
+    bool holds_copied = false;      // held as copies: the store is on another filesystem (`config hold copy`)
 };
 StatusReport venv_status(const Context& context, bool files, bool untracked);
 

@@ -1,6 +1,6 @@
 // Every recorded state holds its files: each RECORD-listed file of a distribution no earlier
-// state held gets a second name in <store>/holds/ (a hard link: no byte copied), and the
-// distribution's layout (paths, modes, hashes) is kept by its RECORD's sha256.
+// state held gets a second name in <store>/holds/ (a hard link: no byte copied; see HoldPolicy),
+// and the distribution's layout (paths, modes, hashes) is kept by its RECORD's sha256.
 #pragma once
 
 #include "venvtx/core/output.hpp"
@@ -21,13 +21,21 @@ struct HoldCount {
 };
 
 // Holds what `state` lists that no layout holds yet. Touches only distributions whose RECORD is
-// new to the store; never throws (a hold that cannot be made is counted in `unheld`).
+// new to the store, or (where files can be held) whose layout counts files without a hold; never
+// throws (a hold that cannot be made is counted in `unheld`).
 HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& state);
 
 // -v: "held 48,912 file(s) of 125 distribution(s) in 612.40 ms" (nothing when none was new).
 void say_held(const Output& out, const HoldCount& count);
 
-// Why the store cannot hold the venv's files, or "" when it can: a hard link needs one filesystem.
-std::string holds_unavailable(const VenvLayout& layout, Store& store);
+// How the store holds the venv's files (`config hold`): a hard link on the venv's filesystem, a
+// reflink where a link cannot be made and the filesystem has them; on another filesystem
+// nothing, unless the setting is `copy`: then a copy of the bytes wherever neither can be made.
+struct HoldPolicy {
+    bool linkable = false;    // the store is on the venv's filesystem
+    bool copies = false;      // `config hold copy`
+    std::string unavailable;  // why nothing can be held, or ""
+};
+HoldPolicy hold_policy(const VenvLayout& layout, Store& store);
 
 } // namespace venvtx

@@ -38,8 +38,8 @@ public:
 
     std::filesystem::path path_of(const std::string& hex) const;  // holds/<64 hex>: one directory
     const std::filesystem::path& dir() const { return m_dir; }
-    // The RECORD sha256s whose distributions have a layout.
-    std::set<std::string> held_records();
+    // The RECORD sha256s whose distributions have a layout (with `whole`: and every file held).
+    std::set<std::string> held_records(bool whole = false);
     std::set<std::string> held_hashes();
     std::optional<nlohmann::json> layout(const std::string& record);
     // The files of the distribution with this RECORD that got no hold; nullopt: never held.
