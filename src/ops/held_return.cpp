@@ -147,7 +147,7 @@ std::vector<std::string> leaving_distributions(const HeldReturn& held) {
 } // namespace
 
 void refuse_legacy_return(const Context& context, const HeldReturn& held) {
-    refuse_legacy_installs(context.layout, leaving_distributions(held));
+    legacy_installs_named(context.layout, leaving_distributions(held), false);
 }
 
 TransactionPlan held_return_transaction(const Context& context, Store& store, HeldReturn& held, bool force) {

@@ -6,6 +6,7 @@
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/progress.hpp"
 #include "venvtx/elf/removal_impact.hpp"
+#include "venvtx/ops/command.hpp"
 #include "venvtx/ops/unprobed_removal.hpp"
 #include "venvtx/ops/keep_going.hpp"
 #include "venvtx/report/plan_text.hpp"
@@ -15,6 +16,7 @@
 #include "venvtx/txn/preview.hpp"
 #include "venvtx/upkeep/gc.hpp"
 #include "venvtx/venv/inventory.hpp"
+#include "venvtx/venv/legacy_installs.hpp"
 #include "venvtx/venv/names.hpp"
 #include "venvtx/venv/own_distribution.hpp"
 
@@ -105,6 +107,45 @@ void refuse_removing_tools(const Context& context, const RemoveOptions& options)
     }
 }
 
+// An .egg-link editable or an .egg, which pip removes by editing easy-install.pth: the removal is
+// the venv's own `pip uninstall -y`, run as a command transaction (captured, previewed, probed,
+// undone by rollback as any), on its own: patterns that also name a distribution venvtx removes
+// itself are refused. Nothing when no pattern names one.
+std::optional<Outcome> remove_through_pip(const Context& context, const RemoveOptions& options) {
+    std::vector<LegacyInstall> legacy = legacy_installs_named(context.layout, options.patterns, true);
+    if (legacy.empty()) {
+        return std::nullopt;
+    }
+    for (const auto& dist : scan_inventory(context.layout)) {
+        for (const auto& pattern : options.patterns) {
+            if (name_matches(pattern, dist.name)) {
+                throw usage_error("'" + pattern + "' names " + dist.name + ", and " + legacy.front().name +
+                                  " is a legacy install (" + legacy.front().path + ") that the venv's pip removes: "
+                                  "remove it on its own; nothing was changed");
+            }
+        }
+    }
+    std::error_code error;
+    bool has_pip = std::any_of(context.layout.site_packages.begin(), context.layout.site_packages.end(),
+                               [&](const auto& site) { return std::filesystem::is_directory(site / "pip", error); });
+    if (!has_pip) {
+        throw Error(ExitCode::usage, "legacy_install",
+                    legacy.front().name + " is a legacy install (" + legacy.front().path + ") that pip removes, and "
+                        "the venv has no pip: `pip --python " + context.layout.python.string() + " uninstall " +
+                        legacy.front().name + "` removes it; nothing was changed",
+                    {{"name", legacy.front().name}, {"path", legacy.front().path}});
+    }
+    std::vector<std::string> argv = {context.layout.python.string(), "-m", "pip", "uninstall", "-y",
+                                     "--disable-pip-version-check"};
+    for (const auto& install : legacy) {
+        context.out.say(install.name + ": a legacy install (" + install.path +
+                        "), removed by the venv's pip, which edits easy-install.pth");
+        argv.push_back(install.name);
+    }
+    return run_command_transaction(context, CommandOptions{"run", argv, false, CaptureMode::automatic, {},
+                                                           options.mutation});
+}
+
 // None of the patterns is installed: already gone, success with nothing changed (pip: "Skipping X
 // as it is not installed", exit 0); --strict refused before this.
 Outcome nothing_to_remove(const Context& context, const std::vector<UnmatchedPattern>& unmatched, bool dry_run) {
@@ -169,6 +210,9 @@ TransactionPlan removal_transaction(const RemovalPlan& removal) {
 
 Outcome remove_distributions(const Context& context, const RemoveOptions& options) {
     refuse_removing_tools(context, options);
+    if (std::optional<Outcome> outcome = remove_through_pip(context, options)) {
+        return *outcome;
+    }
     if (options.mutation.dry_run && !options.mutation.probe.code.empty() &&
         options.mutation.preview == PreviewMode::never) {
         throw usage_error("--dry-run with --probe tries the removal in a private view, which --preview never "

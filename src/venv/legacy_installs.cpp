@@ -23,24 +23,34 @@ std::vector<LegacyInstall> legacy_installs(const VenvLayout& layout) {
                 continue;
             }
             std::string name = file.substr(0, std::min(file.find('-'), file.size() - extension.size()));
-            found.push_back({name, entry.path().lexically_relative(layout.root).string()});
+            found.push_back({name, entry.path().lexically_relative(layout.root).string(), !info_file});
         }
     }
     return found;
 }
 
-void refuse_legacy_installs(const VenvLayout& layout, const std::vector<std::string>& patterns) {
+std::vector<LegacyInstall> legacy_installs_named(const VenvLayout& layout, const std::vector<std::string>& patterns,
+                                                 bool through_pip) {
+    std::vector<LegacyInstall> named;
     for (const auto& legacy : legacy_installs(layout)) {
         for (const auto& pattern : patterns) {
-            if (name_matches(pattern, legacy.name)) {
+            if (!name_matches(pattern, legacy.name)) {
+                continue;
+            }
+            if (!through_pip || !legacy.through_pip) {
                 throw Error(ExitCode::usage, "legacy_install",
-                            "'" + pattern + "' names " + legacy.name + ", a legacy install (" + legacy.path +
-                                ") whose files venvtx cannot know or whose removal edits easy-install.pth: `pip uninstall " +
-                                legacy.name + "` removes it (then `venvtx stamp` records the state); nothing was changed",
+                            "'" + pattern + "' names " + legacy.name + ", a legacy install (" + legacy.path + ") " +
+                                (legacy.through_pip ? "whose removal edits easy-install.pth"
+                                                    : "whose files venvtx cannot know") +
+                                ": `pip uninstall " + legacy.name +
+                                "` removes it (then `venvtx stamp` records the state); nothing was changed",
                             {{"name", legacy.name}, {"path", legacy.path}});
             }
+            named.push_back(legacy);
+            break;
         }
     }
+    return named;
 }
 
 } // namespace venvtx

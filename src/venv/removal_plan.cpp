@@ -362,7 +362,7 @@ TargetSelection select_targets(const VenvLayout& layout, const std::vector<Distr
     if (unmatched.empty()) {
         return selection;
     }
-    refuse_legacy_installs(layout, unmatched);
+    legacy_installs_named(layout, unmatched, false); // remove_distributions sent those to pip before this
     if (strict) {
         std::string quoted;
         for (const auto& pattern : unmatched) {

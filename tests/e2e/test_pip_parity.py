@@ -200,6 +200,53 @@ class SameAsPip(Twins):
         self.assertAgree()
         self.assertRollbackExact()
 
+    def with_pip(self):
+        """The venv's own pip (bundled, offline), which venvtx runs for these."""
+        subprocess.run([os.path.join(self.pip_venv, "bin", "python"), "-m", "ensurepip"], check=True,
+                       env=self.env, capture_output=True)
+
+    def easy_install_pth(self, *lines):
+        with open(os.path.join(self.site(self.pip_venv), "easy-install.pth"), "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+
+    def test_an_egg_link_editable_goes_through_the_venvs_pip(self):
+        # A legacy `setup.py develop`: pip removes the .egg-link and its easy-install.pth line
+        # (UninstallPathSet.from_dist, develop_egg_link; add_pth); venvtx runs the venv's pip
+        # for it, as a transaction that rollback undoes.
+        write_wheel(self.wheels, "bystander", "1.0", "py3-none-any", {"bystander/__init__.py": ""})
+        self.install("bystander")
+        project = os.path.join(self.tmp, "project")
+        os.makedirs(os.path.join(project, "devpkg.egg-info"))
+        with open(os.path.join(project, "devpkg.egg-info", "PKG-INFO"), "w") as f:
+            f.write("Metadata-Version: 1.1\nName: devpkg\nVersion: 1.0\n")
+        with open(os.path.join(self.site(self.pip_venv), "devpkg.egg-link"), "w") as f:
+            f.write(project + "\n.")
+        self.easy_install_pth("/some/other/project", project)
+        self.with_pip()
+        proc = self.both_remove("devpkg")
+        self.assertIn("removed by the venv's pip", proc.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.site(self.ours), "devpkg.egg-link")))
+        self.assertTrue(os.path.isdir(os.path.join(project, "devpkg.egg-info")))  # outside the venv
+        self.assertAgree()
+        self.assertRollbackExact()
+
+    def test_an_egg_goes_through_the_venvs_pip(self):
+        # easy_install's .egg directory, listed in easy-install.pth: pip removes it whole and
+        # its line (installed_as_egg).
+        write_wheel(self.wheels, "bystander", "1.0", "py3-none-any", {"bystander/__init__.py": ""})
+        self.install("bystander")
+        egg = os.path.join(self.site(self.pip_venv), "eggpkg-1.0-py3.11.egg")
+        for rel, text in (("EGG-INFO/PKG-INFO", "Metadata-Version: 1.1\nName: eggpkg\nVersion: 1.0\n"),
+                          ("EGG-INFO/top_level.txt", "eggpkg\n"), ("eggpkg/__init__.py", "x = 1\n")):
+            os.makedirs(os.path.dirname(os.path.join(egg, rel)), exist_ok=True)
+            with open(os.path.join(egg, rel), "w") as f:
+                f.write(text)
+        self.easy_install_pth("import sys; sys.__plen = len(sys.path)", "./eggpkg-1.0-py3.11.egg")
+        self.with_pip()
+        self.both_remove("eggpkg")
+        self.assertAgree()
+        self.assertRollbackExact()
+
     def test_a_distutils_egg_info_file_is_refused_as_pip_refuses_it(self):
         # req_uninstall.py: "Cannot uninstall X. It is a distutils installed project and thus we
         # cannot accurately determine which files belong to it": pip exits 1, venvtx 2.
@@ -299,29 +346,6 @@ class DeliberatelyNotAsPip(Twins):
         self.assertEqual(len({path.split("/")[3] for path in left}), 1, left)  # pip left one of the two
         self.assertAgree(pip_only=left)
         self.assertRollbackExact()
-
-    def test_an_egg_link_editable_is_refused_with_the_truth(self):
-        # A legacy `setup.py develop`: pip removes the .egg-link and edits easy-install.pth
-        # (add_pth); venvtx does not edit a .pth file for a removal and says so, changing nothing
-        # (docs/guarantees.md, a deliberate difference).
-        project = os.path.join(self.tmp, "project")
-        os.makedirs(os.path.join(project, "devpkg.egg-info"))
-        with open(os.path.join(project, "devpkg.egg-info", "PKG-INFO"), "w") as f:
-            f.write("Metadata-Version: 1.1\nName: devpkg\nVersion: 1.0\n")
-        site = self.site(self.pip_venv)
-        with open(os.path.join(site, "devpkg.egg-link"), "w") as f:
-            f.write(project + "\n.")
-        with open(os.path.join(site, "easy-install.pth"), "w") as f:
-            f.write(project + "\n")
-        ours = self.twin()
-        self.pip(self.pip_venv, "uninstall", "-y", "devpkg")
-        self.assertFalse(os.path.exists(os.path.join(site, "devpkg.egg-link")))
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "devpkg"], capture_output=True, text=True,
-                              env=self.env)
-        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
-        self.assertIn("a legacy install", proc.stderr)
-        self.assertIn("pip uninstall devpkg", proc.stderr)
-        self.assertEqual(self.original, tree_hash(ours))
 
     def test_a_record_that_lists_nothing_is_refused_as_pip_leaves_it(self):
         # req_uninstall.py: with no path to remove pip says "Can't uninstall 'X'. No files were

@@ -66,8 +66,8 @@ struct TargetSelection {
 
 // The distributions the patterns name. A pattern that matches none is skipped (as pip skips what
 // is not installed: none matched at all is "already gone"), unless `strict`: then throws a usage
-// Error of kind no_match. One that names a legacy install venvtx does not remove throws a usage
-// Error of kind legacy_install.
+// Error of kind no_match. One that names a legacy install venvtx does not remove path by path
+// throws a usage Error of kind legacy_install.
 TargetSelection select_targets(const VenvLayout& layout, const std::vector<Distribution>& dists,
                                const std::vector<std::string>& patterns, bool strict);
 
