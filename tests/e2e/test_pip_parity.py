@@ -51,12 +51,14 @@ class Twins(unittest.TestCase):
         self.original = tree_hash(self.ours)
         return self.ours
 
+    def venvtx_on(self, venv, *args):
+        return subprocess.run([VENVTX, "--venv", venv, *args], capture_output=True, text=True, env=self.env)
+
     def both_remove(self, *names):
         """pip uninstall -y on one twin, venvtx remove on the other; returns venvtx's process."""
         ours = self.twin()
         self.pip(self.pip_venv, "uninstall", "-y", *names)
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "--no-probe", *names], capture_output=True,
-                              text=True, env=self.env)
+        proc = self.venvtx_on(ours, "remove", "--no-probe", *names)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         return proc
 
@@ -71,8 +73,7 @@ class Twins(unittest.TestCase):
             self.assertEqual(theirs[path], ours[path], path)
 
     def assertRollbackExact(self):
-        proc = subprocess.run([VENVTX, "--venv", self.ours, "rollback", "--no-probe"], capture_output=True,
-                              text=True, env=self.env)
+        proc = self.venvtx_on(self.ours, "rollback", "--no-probe")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(self.original, tree_hash(self.ours), tree_diff(self.original, tree_hash(self.ours)))
 
@@ -258,8 +259,7 @@ class SameAsPip(Twins):
                                "uninstall", "-y", "distpkg"], capture_output=True, text=True, env=self.env)
         self.assertNotEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertIn("distutils", proc.stdout + proc.stderr)
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "distpkg"], capture_output=True, text=True,
-                              env=self.env)
+        proc = self.venvtx_on(ours, "remove", "distpkg")
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         self.assertIn("a legacy install", proc.stderr)
         self.assertEqual(self.original, tree_hash(ours))
@@ -272,22 +272,19 @@ class SameAsPip(Twins):
         self.install("present")
         ours = self.twin()
         self.assertIn("not installed", self.pip(self.pip_venv, "uninstall", "-y", "absent").stderr)
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "absent", "presnt"], capture_output=True,
-                              text=True, env=self.env)
+        proc = self.venvtx_on(ours, "remove", "absent", "presnt")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertIn("skipping 'absent'", proc.stderr)
         self.assertIn("did you mean 'present'", proc.stderr)
         self.assertIn("nothing to remove", proc.stdout)
         self.assertEqual(self.original, tree_hash(ours))
         self.assertFalse(os.path.exists(os.path.join(ours, ".venvtx")))
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "--strict", "absent"], capture_output=True,
-                              text=True, env=self.env)
+        proc = self.venvtx_on(ours, "remove", "--strict", "absent")
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         self.assertIn("no installed distribution matches 'absent'", proc.stderr)
         self.assertEqual(self.original, tree_hash(ours))
         self.pip(self.pip_venv, "uninstall", "-y", "absent", "present")
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "absent", "present"], capture_output=True,
-                              text=True, env=self.env)
+        proc = self.venvtx_on(ours, "remove", "absent", "present")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertIn("skipping 'absent'", proc.stderr)
         self.assertAgree()
@@ -356,8 +353,7 @@ class DeliberatelyNotAsPip(Twins):
         open(os.path.join(self.site(self.pip_venv), "norecord-1.0.dist-info", "RECORD"), "w").close()
         ours = self.twin()
         self.assertIn("No files were found to uninstall", self.pip(self.pip_venv, "uninstall", "-y", "norecord").stdout)
-        proc = subprocess.run([VENVTX, "--venv", ours, "remove", "--no-probe", "norecord"], capture_output=True,
-                              text=True, env=self.env)
+        proc = self.venvtx_on(ours, "remove", "--no-probe", "norecord")
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         self.assertIn("norecord 1.0's RECORD lists no file", proc.stderr)
         self.assertEqual(self.original, tree_hash(ours))
