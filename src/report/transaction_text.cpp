@@ -146,8 +146,9 @@ std::string transaction_line(const TransactionLine& tx) {
 }
 
 std::string transaction_details(const TransactionRecord& record, const std::vector<Entry>& entries) {
-    if (record.state == TxState::recorded) {
-        return recorded_entry_details(record);
+    if (record.state == TxState::recorded || record.kind == "outside") { // an undone outside entry too
+        return recorded_entry_details(record) +
+               (record.undone_by ? "  undone by tx " + std::to_string(*record.undone_by) + "\n" : "");
     }
     std::string text = "tx " + std::to_string(record.id) + ": " + record.kind + ", " + to_string(record.state) +
                        "\n  started  " + record.started_at + "\n  finished " +

@@ -52,6 +52,10 @@ class PlainPipChanges(OutsideUndo):
         self.assertTreeEqual(tree, tree_hash(self.venv))
         self.assertTrue(self.import_torch())
         self.assertClean()
+        shown = self.venvtx("show", "2").stdout  # undone, still the outside change it was
+        self.assertIn("2: changed outside venvtx\n  detected ", shown)
+        self.assertIn("  window   between ", shown)
+        self.assertIn("  undone by tx 3\n", shown)
         # The rollback is a transaction like any: redo it, and the venv is as pip left it.
         self.rollback("--redo")
         self.assertFalse(self.import_torch())
