@@ -68,6 +68,16 @@ int exit_code_of(int status) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }
 
+// How often the maps of processes venvtx does not trace are read.
+constexpr std::chrono::milliseconds k_sample_only_interval(100);
+
+// The program a process runs now, by its executable's name.
+std::string program_of(pid_t pid) {
+    char target[4096];
+    ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), target, sizeof target - 1);
+    return n > 0 ? std::filesystem::path(std::string(target, static_cast<size_t>(n))).filename().string() : "";
+}
+
 class Collector {
 public:
     Collector(std::string prefix, std::chrono::milliseconds interval)
@@ -91,6 +101,11 @@ public:
         std::lock_guard<std::mutex> guard(m_mutex);
         m_mapped.insert(found.begin(), found.end());
         m_live.erase(pid);
+    }
+    // Processes were let go: only sampling sees them now, as often as for a job never traced.
+    void sample_often() {
+        std::lock_guard<std::mutex> guard(m_mutex);
+        m_interval = std::min(m_interval, k_sample_only_interval);
     }
     void gone(pid_t pid) {
         std::lock_guard<std::mutex> guard(m_mutex);
@@ -242,6 +257,13 @@ int follow(pid_t root, Collector& collector) {
             if (event != PTRACE_EVENT_CLONE || leads_its_group(static_cast<pid_t>(child))) {
                 collector.add(static_cast<pid_t>(child));
             }
+        } else if (event == PTRACE_EVENT_EXEC && is_tracer_program(program_of(pid))) {
+            // A tracer started inside the job: it needs its children untraced by venvtx. Let go,
+            // it and what it starts are sampled (the collector still has it, and finds children).
+            ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+            tracees.erase(pid);
+            collector.sample_often();
+            continue;
         } else if (event == PTRACE_EVENT_STOP && is_job_stop(signal)) {
             // A group-stop (SIGSTOP, Ctrl-Z): the job stays stopped until a SIGCONT, as untraced.
             ::ptrace(PTRACE_LISTEN, pid, nullptr, nullptr);
@@ -254,6 +276,12 @@ int follow(pid_t root, Collector& collector) {
 }
 
 } // namespace
+
+bool is_tracer_program(const std::string& program) {
+    static const std::set<std::string> k_tracers = {"strace", "ltrace", "gdb", "gdbserver", "lldb", "rr",
+                                                    "py-spy", "pystack", "austin"};
+    return k_tracers.count(std::filesystem::path(program).filename().string()) != 0;
+}
 
 TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::string, std::optional<std::string>>& env,
                      const std::filesystem::path& under, std::chrono::milliseconds interval, bool sample_only) {
@@ -306,7 +334,7 @@ TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::s
     run.traced = traced;
     std::string prefix = under.string() + "/";
     {
-        Collector collector(prefix, run.traced ? interval : std::min(interval, std::chrono::milliseconds(100)));
+        Collector collector(prefix, run.traced ? interval : std::min(interval, k_sample_only_interval));
         collector.add(pid);
         if (run.traced) {
             int status = follow(pid, collector);

@@ -73,11 +73,7 @@ nlohmann::json mapped_by_distribution(const VenvLayout& layout, Database& db, co
 // A job that traces (strace -f python ..., sudo gdb -p N, py-spy record -- python ...): venvtx
 // must not hold ptrace on it, since a process has one tracer.
 bool runs_a_tracer(const std::vector<std::string>& argv) {
-    static const std::set<std::string> k_tracers = {"strace", "ltrace", "gdb", "gdbserver", "lldb", "rr",
-                                                    "py-spy", "pystack", "austin"};
-    return std::any_of(argv.begin(), argv.end(), [](const std::string& arg) {
-        return k_tracers.count(stdfs::path(arg).filename().string()) != 0;
-    });
+    return std::any_of(argv.begin(), argv.end(), is_tracer_program);
 }
 
 std::string command_text(const std::vector<std::string>& argv) {

@@ -166,6 +166,21 @@ class TheIncident(HistoryCase):
         proc, shown = self.venvtx_json("show")
         self.assertFalse(shown["details"]["traced"])
 
+    def test_a_tracer_a_script_starts_is_let_go_and_sampled(self):
+        # issue 41, item 8: a tracer not named on exec's command line (a script's `strace -f CMD`)
+        # found its child traced by venvtx already (PTRACE_TRACEME: Operation not permitted,
+        # exit 1); now it is let go at its exec, and what it runs is sampled
+        if shutil.which("strace") is None:
+            self.skipTest("no strace here")
+        traced = 'strace -f -o /dev/null python -c "import time, torch; time.sleep(1.5)"'
+        for script in (traced + "; echo done", "exec " + traced):  # a child of the job; the job itself
+            run = subprocess.run([VENVTX, "--venv", self.venv, "exec", "--", "sh", "-c", script],
+                                 capture_output=True, text=True, env=self.env, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            proc, shown = self.venvtx_json("show")
+            self.assertTrue(shown["details"]["traced"], shown["details"])
+            self.assertIn("torch", {d["name"] for d in shown["details"]["dists"]}, (script, shown["details"]))
+
     def test_a_script_learns_its_runs_entry_and_show_types_its_command_back(self):
         # issue 40, item 11: the job owns stdout and stderr, so --record-to FILE says the entry id;
         # item 10: show gives the command as a shell would need it typed

@@ -3,7 +3,9 @@
 // /proc/<pid>/maps at each process's exit, where ptrace stops it with its mappings still in place
 // (PTRACE_O_TRACEEXIT, following forks, clones and execs), and sampled at a low rate while it
 // runs. Where ptrace is refused (a seccomp profile, Yama), or `sample_only` (a job that traces
-// itself: strace, gdb, py-spy), the maps are only sampled, faster, children found by /proc.
+// itself: strace, gdb, py-spy), the maps are only sampled, faster, children found by /proc. A
+// process of a traced job that executes a tracer (a script's `strace -f CMD`) is let go at that
+// exec and sampled from then on, it and what it starts, so it may trace its own children.
 // Job-control stops (SIGSTOP, Ctrl-Z) stop the job as they would untraced (PTRACE_SEIZE and
 // PTRACE_LISTEN); a traced command cannot itself be traced by a debugger.
 #pragma once
@@ -26,6 +28,9 @@ struct TracedRun {
     std::size_t processes = 0;     // processes seen (threads aside)
     double duration_s = 0;
 };
+
+// Whether `program` (a path or a name) is one that traces others: strace, gdb, py-spy, ...
+bool is_tracer_program(const std::string& program);
 
 // `env`: set (or, with an empty optional, unset) in the command's environment; `argv[0]` is
 // found on its PATH. `interval`: how often the maps are sampled while it runs.
