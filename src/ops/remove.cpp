@@ -119,9 +119,11 @@ std::optional<Outcome> remove_through_pip(const Context& context, const RemoveOp
     for (const auto& dist : scan_inventory(context.layout)) {
         for (const auto& pattern : options.patterns) {
             if (name_matches(pattern, dist.name)) {
-                throw usage_error("'" + pattern + "' names " + dist.name + ", and " + legacy.front().name +
-                                  " is a legacy install (" + legacy.front().path + ") that the venv's pip removes: "
-                                  "remove it on its own; nothing was changed");
+                throw Error(ExitCode::usage, "legacy_install",
+                            "'" + pattern + "' names " + dist.name + ", and " + legacy.front().name +
+                                " is a legacy install (" + legacy.front().path +
+                                ") that the venv's pip removes: remove it on its own; nothing was changed",
+                            {{"name", legacy.front().name}, {"path", legacy.front().path}});
             }
         }
     }
