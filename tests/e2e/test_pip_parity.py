@@ -80,6 +80,48 @@ class Twins(unittest.TestCase):
     def rel(self, *parts):
         return os.path.join(self.site_rel, *parts)
 
+    def egg_info(self, name, files, pkg_files, version="1.0"):
+        """A flat .egg-info install in the pip twin, as `setup.py install
+        --single-version-externally-managed` left it: `files` in the egg-info, `pkg_files` (paths
+        relative to site-packages) written with their names as content."""
+        write_wheel(self.wheels, "bystander", "1.0", "py3-none-any", {"bystander/__init__.py": ""})
+        self.install("bystander")
+        site = self.site(self.pip_venv)
+        for rel in pkg_files:
+            path = os.path.join(site, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write("# %s\n" % rel)
+        info = os.path.join(site, "%s-%s-py3.11.egg-info" % (name, version))
+        os.makedirs(info)
+        files = dict({"PKG-INFO": "Metadata-Version: 1.1\nName: %s\nVersion: %s\n" % (name, version)}, **files)
+        for file, text in files.items():
+            with open(os.path.join(info, file), "w") as f:
+                f.write(text)
+        return info
+
+    def with_pip(self):
+        """The venv's own pip (bundled, offline), which venvtx runs for these."""
+        subprocess.run([os.path.join(self.pip_venv, "bin", "python"), "-m", "ensurepip"], check=True,
+                       env=self.env, capture_output=True)
+
+    def easy_install_pth(self, *lines):
+        with open(os.path.join(self.site(self.pip_venv), "easy-install.pth"), "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+
+    def egg_link(self, name):
+        """A legacy `setup.py develop` of `name` beside an installed bystander; returns the project."""
+        write_wheel(self.wheels, "bystander", "1.0", "py3-none-any", {"bystander/__init__.py": ""})
+        self.install("bystander")
+        project = os.path.join(self.tmp, "project")
+        os.makedirs(os.path.join(project, name + ".egg-info"))
+        with open(os.path.join(project, name + ".egg-info", "PKG-INFO"), "w") as f:
+            f.write("Metadata-Version: 1.1\nName: %s\nVersion: 1.0\n" % name)
+        with open(os.path.join(self.site(self.pip_venv), name + ".egg-link"), "w") as f:
+            f.write(project + "\n.")
+        self.easy_install_pth("/some/other/project", project)
+        return project
+
 
 class SameAsPip(Twins):
     def test_empty_subdirectories_go_with_their_package(self):
@@ -149,26 +191,6 @@ class SameAsPip(Twins):
         self.assertRollbackExact()
 
 
-    def egg_info(self, name, files, pkg_files, version="1.0"):
-        """A flat .egg-info install in the pip twin, as `setup.py install
-        --single-version-externally-managed` left it: `files` in the egg-info, `pkg_files` (paths
-        relative to site-packages) written with their names as content."""
-        write_wheel(self.wheels, "bystander", "1.0", "py3-none-any", {"bystander/__init__.py": ""})
-        self.install("bystander")
-        site = self.site(self.pip_venv)
-        for rel in pkg_files:
-            path = os.path.join(site, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write("# %s\n" % rel)
-        info = os.path.join(site, "%s-%s-py3.11.egg-info" % (name, version))
-        os.makedirs(info)
-        files = dict({"PKG-INFO": "Metadata-Version: 1.1\nName: %s\nVersion: %s\n" % (name, version)}, **files)
-        for file, text in files.items():
-            with open(os.path.join(info, file), "w") as f:
-                f.write(text)
-        return info
-
     def test_an_egg_info_install_goes_by_its_installed_files(self):
         # req_uninstall.py, UninstallPathSet.from_dist (setuptools_flat_installation): the
         # egg-info, each path of installed-files.txt (relative to the egg-info), and the console
@@ -201,28 +223,11 @@ class SameAsPip(Twins):
         self.assertAgree()
         self.assertRollbackExact()
 
-    def with_pip(self):
-        """The venv's own pip (bundled, offline), which venvtx runs for these."""
-        subprocess.run([os.path.join(self.pip_venv, "bin", "python"), "-m", "ensurepip"], check=True,
-                       env=self.env, capture_output=True)
-
-    def easy_install_pth(self, *lines):
-        with open(os.path.join(self.site(self.pip_venv), "easy-install.pth"), "w") as f:
-            f.write("".join(line + "\n" for line in lines))
-
     def test_an_egg_link_editable_goes_through_the_venvs_pip(self):
         # A legacy `setup.py develop`: pip removes the .egg-link and its easy-install.pth line
         # (UninstallPathSet.from_dist, develop_egg_link; add_pth); venvtx runs the venv's pip
         # for it, as a transaction that rollback undoes.
-        write_wheel(self.wheels, "bystander", "1.0", "py3-none-any", {"bystander/__init__.py": ""})
-        self.install("bystander")
-        project = os.path.join(self.tmp, "project")
-        os.makedirs(os.path.join(project, "devpkg.egg-info"))
-        with open(os.path.join(project, "devpkg.egg-info", "PKG-INFO"), "w") as f:
-            f.write("Metadata-Version: 1.1\nName: devpkg\nVersion: 1.0\n")
-        with open(os.path.join(self.site(self.pip_venv), "devpkg.egg-link"), "w") as f:
-            f.write(project + "\n.")
-        self.easy_install_pth("/some/other/project", project)
+        project = self.egg_link("devpkg")
         self.with_pip()
         proc = self.both_remove("devpkg")
         self.assertIn("removed by the venv's pip", proc.stdout)
@@ -343,6 +348,21 @@ class DeliberatelyNotAsPip(Twins):
         self.assertEqual(len({path.split("/")[3] for path in left}), 1, left)  # pip left one of the two
         self.assertAgree(pip_only=left)
         self.assertRollbackExact()
+
+    def test_an_egg_link_without_pip_or_named_with_others_is_refused(self):
+        # venvtx removes an .egg-link only through the venv's own pip, on its own: without pip,
+        # or beside a distribution venvtx removes itself, it says so and changes nothing.
+        self.egg_link("devpkg")
+        ours = self.twin()
+        proc = self.venvtx_on(ours, "remove", "devpkg")
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("the venv has no pip: `pip --python", proc.stderr)
+        self.with_pip()
+        ours = self.twin()
+        proc = self.venvtx_on(ours, "remove", "devpkg", "bystander")
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("remove it on its own", proc.stderr)
+        self.assertEqual(self.original, tree_hash(ours))
 
     def test_a_record_that_lists_nothing_is_refused_as_pip_leaves_it(self):
         # req_uninstall.py: with no path to remove pip says "Can't uninstall 'X'. No files were
