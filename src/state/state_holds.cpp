@@ -148,16 +148,18 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
         Holds holds(store.db(), store.root());
         HoldPolicy policy = hold_policy(layout, store);
         bool holdable = policy.unavailable.empty();
-        // Where files can be held, a distribution some of whose files got none is tried again (the
-        // store moved to the venv's filesystem, `config hold copy` was set since).
-        std::set<std::string> known = holds.held_records(holdable);
+        // How files are held now; when that changed (`config hold copy` set, the store on the
+        // venv's filesystem again), a distribution some of whose files got no hold is tried again.
+        std::string method = !holdable ? "none" : policy.linkable ? "link" : "copy";
+        bool method_changed = read_setting(store.db(), "holds.method").value_or("none") != method;
+        std::set<std::string> known = holds.held_records(holdable && method_changed);
         std::vector<const DistState*> fresh;
         for (const auto& dist : state.dists) {
             if (!dist.record.empty() && known.insert(dist.record).second) {
                 fresh.push_back(&dist);
             }
         }
-        if (fresh.empty()) {
+        if (fresh.empty() && !method_changed) {
             return finish();
         }
         std::set<std::string> hashes = holds.held_hashes();
@@ -233,6 +235,9 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
             }
             holds.save(dist->record, items, unheld, held);
             ++count.dists;
+        }
+        if (method_changed) {
+            write_setting(store.db(), "holds.method", method);
         }
         saved.commit();
     } catch (const std::exception&) { // a damaged index, a full disk: this state is not held

@@ -21,8 +21,9 @@ struct HoldCount {
 };
 
 // Holds what `state` lists that no layout holds yet. Touches only distributions whose RECORD is
-// new to the store, or (where files can be held) whose layout counts files without a hold; never
-// throws (a hold that cannot be made is counted in `unheld`).
+// new to the store, or, once files can be held in another way than before (the setting
+// `holds.method`: none, link, copy), whose layout counts files without a hold; never throws (a
+// hold that cannot be made is counted in `unheld`).
 HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& state);
 
 // -v: "held 48,912 file(s) of 125 distribution(s) in 612.40 ms" (nothing when none was new).
