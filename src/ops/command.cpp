@@ -26,6 +26,7 @@
 #include "venvtx/venv/names.hpp"
 #include "venvtx/venv/own_distribution.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <unistd.h>
@@ -278,6 +279,18 @@ std::vector<std::string> installer_command(const VenvLayout& layout, Installer i
     }
     argv.insert(argv.end(), specs.begin(), specs.end());
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    return argv;
+}
+
+// "uninstall" in place of the installer's "install" (pip's with -y), then `names`.
+std::vector<std::string> uninstall_command(const std::vector<std::string>& installer, const std::vector<std::string>& names) {
+    std::vector<std::string> argv = installer;
+    auto verb = std::find(argv.begin(), argv.end(), "install");
+    *verb = "uninstall";
+    if (argv.front() != "uv") {
+        argv.insert(verb + 1, "-y");
+    }
+    argv.insert(argv.end(), names.begin(), names.end());
     return argv;
 }
 

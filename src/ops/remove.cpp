@@ -137,13 +137,13 @@ std::optional<Outcome> remove_through_pip(const Context& context, const RemoveOp
                         legacy.front().name + "` removes it; nothing was changed",
                     {{"name", legacy.front().name}, {"path", legacy.front().path}});
     }
-    std::vector<std::string> argv = {context.layout.python.string(), "-m", "pip", "uninstall", "-y",
-                                     "--disable-pip-version-check"};
+    std::vector<std::string> names;
     for (const auto& install : legacy) {
         context.out.say(install.name + ": a legacy install (" + install.path +
                         "), removed by the venv's pip, which edits easy-install.pth");
-        argv.push_back(install.name);
+        names.push_back(install.name);
     }
+    std::vector<std::string> argv = uninstall_command(installer_command(context.layout, Installer::pip, {}, {}), names);
     return run_command_transaction(context, CommandOptions{"run", argv, false, CaptureMode::automatic, {},
                                                            options.mutation});
 }

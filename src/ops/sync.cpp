@@ -54,18 +54,6 @@ SyncPlan plan_sync(const VenvState& now, const VenvState& target) {
     return plan;
 }
 
-// "uninstall" in place of the installer's "install" (pip's with -y), then `names`.
-std::vector<std::string> uninstall_command(const std::vector<std::string>& installer, const std::vector<std::string>& names) {
-    std::vector<std::string> argv = installer;
-    auto verb = std::find(argv.begin(), argv.end(), "install");
-    *verb = "uninstall";
-    if (argv.front() != "uv") {
-        argv.insert(verb + 1, "-y");
-    }
-    argv.insert(argv.end(), names.begin(), names.end());
-    return argv;
-}
-
 // One shell command line: the removals, then the installs (the user's index options with
 // them), and pip's own removal last, where pip does the rest.
 std::vector<std::string> sync_command(const Context& context, const SyncOptions& options, const SyncPlan& plan) {

@@ -40,4 +40,9 @@ std::vector<std::string> installer_command(const VenvLayout& layout, Installer i
                                            const std::vector<std::string>& specs,
                                            const std::vector<std::string>& extra_args);
 
+// `installer` (an installer_command) made to uninstall `names`: "uninstall" for its "install",
+// and pip's -y.
+std::vector<std::string> uninstall_command(const std::vector<std::string>& installer,
+                                           const std::vector<std::string>& names);
+
 } // namespace venvtx
