@@ -208,11 +208,26 @@ def tree_diff(before, after):
     return "\n".join(lines[:40])
 
 
+def scratch_in_memory(path):
+    """Mounts a tmpfs at `path` for a test that copies venvs hundreds of times (the sweeps): a
+    copy there costs a seventh of one on this disk, and what the sweeps test (kills, injected
+    faults, recovery) does not depend on the filesystem. True where it mounted (root only);
+    VENVTX_SWEEPS_ON_DISK=1 keeps them on the disk."""
+    if os.geteuid() != 0 or os.environ.get("VENVTX_SWEEPS_ON_DISK") == "1":
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4g,mode=700", "tmpfs", path],
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
 class VenvTestCase(unittest.TestCase):
-    """Each test gets a private temp dir with a copy of the story venv; kept on failure."""
+    """Each test gets a private temp dir with a copy of the story venv; kept on failure (in
+    memory until the next boot, for a sweep)."""
+
+    IN_MEMORY = False  # the temp dir on a tmpfs of its own (scratch_in_memory)
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="venvtx-e2e-%s-" % self._testMethodName)
+        self.in_memory = self.IN_MEMORY and scratch_in_memory(self.tmp)
         self.venv = os.path.join(self.tmp, "venv")
         subprocess.run(["cp", "-a", os.path.join(story_template(), "venv"), self.venv], check=True)
         self.site = [os.path.join(self.venv, "lib", d, "site-packages")
@@ -228,6 +243,8 @@ class VenvTestCase(unittest.TestCase):
         if len(result.failures) + len(result.errors) > problems:
             sys.stderr.write("\n  kept temp dir of %s: %s\n" % (self.id(), getattr(self, "tmp", "?")))
         elif getattr(self, "tmp", None):
+            if getattr(self, "in_memory", False):
+                subprocess.run(["umount", "-l", self.tmp])
             shutil.rmtree(self.tmp, ignore_errors=True)
         return result
 

@@ -23,7 +23,10 @@ def sampled(point, every=3, also=(), offset=0):
 
 
 class SweepCase(VenvTestCase):
-    """Helpers shared by the sweeps: template venvs, fresh copies, the index's verdict."""
+    """Helpers shared by the sweeps: template venvs, fresh copies, the index's verdict. Their
+    temp dirs are in memory (support.scratch_in_memory)."""
+
+    IN_MEMORY = True
 
     def prepare(self, *setup):
         """A template venv (with its store) after `setup` commands; returns its path. pip and
