@@ -215,8 +215,13 @@ def scratch_in_memory(path):
     VENVTX_SWEEPS_ON_DISK=1 keeps them on the disk."""
     if os.geteuid() != 0 or os.environ.get("VENVTX_SWEEPS_ON_DISK") == "1":
         return False
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4g,mode=700", "tmpfs", path],
-                          stderr=subprocess.DEVNULL).returncode == 0
+    return mounted_tmpfs(path, "4g,mode=700", quiet=True)
+
+
+def mounted_tmpfs(path, size, quiet=False):
+    """Mounts a tmpfs of `size` (and options) at `path`; True where it could."""
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path],
+                          stderr=subprocess.DEVNULL if quiet else None).returncode == 0
 
 
 class VenvTestCase(unittest.TestCase):
@@ -312,7 +317,7 @@ def mount_tmpfs(case, path, size):
     if os.geteuid() != 0:
         case.skipTest("mounting a tmpfs needs root")
     os.makedirs(path, exist_ok=True)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path]).returncode != 0:
+    if not mounted_tmpfs(path, size):
         case.skipTest("could not mount a tmpfs")
     case.addCleanup(subprocess.run, ["umount", "-l", path])
     return path
