@@ -47,6 +47,27 @@ void hash_unlisted(const stdfs::path& staging, std::vector<PendingCapture>& pend
     }
 }
 
+// Files hashed as staged: one whose only other name is its hold (holds/<its hash>, the same
+// inode) stays as it is; any other with a second name is copied, and the copy hashed.
+void keep_hashed_private(const ObjectStore& objects, const std::vector<Entry*>& staged,
+                         const std::vector<stdfs::path>& paths, std::vector<FileDigest>& digests) {
+    std::vector<std::size_t> copied;
+    for (std::size_t i = 0; i < staged.size(); ++i) {
+        if (keep_private(paths[i], staged[i]->before.mode, false,
+                         hold_path(objects.root(), record_hash_from_hex(digests[i].hex))).copied) {
+            copied.push_back(i);
+        }
+    }
+    std::vector<stdfs::path> copies;
+    for (std::size_t i : copied) {
+        copies.push_back(paths[i]);
+    }
+    std::vector<FileDigest> rehashed = sha256_files(copies);
+    for (std::size_t k = 0; k < copied.size(); ++k) {
+        digests[copied[k]] = rehashed[k];
+    }
+}
+
 } // namespace
 
 CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, History& history, std::int64_t tx,
@@ -73,21 +94,18 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
             continue;
         }
         entry.progress = EntryProgress::captured;
-        if (entry.before.type == NodeType::file) {
-            bool deferred = hashing == CaptureHashing::deferred;
+        if (entry.before.type == NodeType::file && hashing == CaptureHashing::deferred) {
             auto listed = hints.record_hashes.find(entry.path);
             stdfs::path hold = listed == hints.record_hashes.end() ? stdfs::path() : hold_path(objects.root(), listed->second);
             InodeKey key = keep_private(staging / std::to_string(entry.id), entry.before.mode,
-                                        deferred && hints.uv_linked.count(entry.path) > 0, hold);
-            if (deferred) {
-                // RECORD's hash was taken for the planned size: a file that changed since is hashed.
-                bool fits = listed != hints.record_hashes.end() && static_cast<std::uint64_t>(key.size) == entry.before.size;
-                entry.before.size = static_cast<std::uint64_t>(key.size); // as staged
-                entry.before.mtime_ns = key.mtime_ns;
-                pending.push_back({entry.id, entry.path, key, fits ? listed->second : std::string()});
-            } else {
-                staged_files.push_back(&entry);
-            }
+                                        hints.uv_linked.count(entry.path) > 0, hold).key;
+            // RECORD's hash was taken for the planned size: a file that changed since is hashed.
+            bool fits = listed != hints.record_hashes.end() && static_cast<std::uint64_t>(key.size) == entry.before.size;
+            entry.before.size = static_cast<std::uint64_t>(key.size); // as staged
+            entry.before.mtime_ns = key.mtime_ns;
+            pending.push_back({entry.id, entry.path, key, fits ? listed->second : std::string()});
+        } else if (entry.before.type == NodeType::file) {
+            staged_files.push_back(&entry); // kept private once its hash names its hold
         }
     }
     for (Entry* entry : dirs_deepest_first(entries)) {
@@ -103,6 +121,7 @@ CaptureResult capture_by_rename(const VenvLayout& layout, ObjectStore& objects, 
         paths.push_back(staging / std::to_string(entry->id));
     }
     std::vector<FileDigest> digests = sha256_files(paths);
+    keep_hashed_private(objects, staged_files, paths, digests);
     CaptureResult result;
     hash_unlisted(staging, pending);
     result.pending = std::move(pending);

@@ -297,6 +297,49 @@ class RunLink(Run):
         self.assertFalse(os.path.exists(os.path.join(self.venv, "bin", "new-tool")))
 
 
+class PreImages(InstallCase):
+    """A previewed upgrade keeps each replaced file's bytes by its inode: a file whose only other
+    name is the store's hold of it costs no copy; one with a name outside the venv is copied, so
+    a write through that name never reaches the store."""
+
+    def upgrade(self):
+        proc, tx = self.venvtx_json("install", "--installer", "pip", "torch==2.12.0", "--probe", "import sys",
+                                    *self.wheel_args)
+        if proc.returncode == 2 and "preview" in proc.stderr:
+            self.skipTest("no private view here: " + proc.stderr.strip())
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        with self.store_index() as db:
+            return dict(db.execute("SELECT path, before_object FROM entries WHERE tx_id = ? AND "
+                                   "before_object IS NOT NULL", (tx["id"],)).fetchall())
+
+    def object_path(self, hex_digest):
+        return os.path.join(self.venv, ".venvtx", "objects", hex_digest[:2], hex_digest[2:])
+
+    def test_a_held_file_is_kept_by_its_hold_inode(self):
+        self.assertEqual(self.venvtx("--quiet", "stamp").returncode, 0)
+        holds = os.path.join(self.venv, ".venvtx", "holds")
+        held = {os.lstat(os.path.join(holds, name)).st_ino for name in os.listdir(holds)}
+        inodes = {os.path.relpath(os.path.join(d, f), self.venv): os.lstat(os.path.join(d, f)).st_ino
+                  for d, _, files in os.walk(self.site) for f in files}
+        replaced = {path: digest for path, digest in self.upgrade().items() if inodes.get(path) in held}
+        self.assertIn(os.path.relpath(os.path.join(self.site, "torch", "version.py"), self.venv), replaced)
+        for path, digest in replaced.items():
+            self.assertEqual(inodes[path], os.lstat(self.object_path(digest)).st_ino, path + ": copied")
+
+    def test_a_file_with_a_name_outside_is_copied(self):
+        before = tree_hash(self.venv)
+        version = os.path.join(self.site, "torch", "version.py")
+        outside = os.path.join(self.tmp, "second-name.py")
+        os.link(version, outside)
+        replaced = self.upgrade()
+        kept = self.object_path(replaced[os.path.relpath(version, self.venv)])
+        self.assertNotEqual(os.lstat(kept).st_ino, os.lstat(outside).st_ino)
+        with open(outside, "r+b") as f:  # in place, through the outside name
+            f.write(b"# the user's edit\n")
+        self.assertEqual(self.venvtx("rollback").returncode, 0)
+        self.assertTreeEqual(before, tree_hash(self.venv))
+
+
 class InstallLink(Install):
     CAPTURE = "link"
 

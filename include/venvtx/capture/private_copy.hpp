@@ -14,7 +14,11 @@ namespace venvtx {
 // name, unless `may_share` (see capture/capture.hpp, CaptureHints::uv_linked). `hold`: where the
 // store's hold of these bytes would be (store/holds.hpp); a hold is the store's own name, not
 // another. Returns the staged file's inode key (one lstat where nothing is copied).
-InodeKey keep_private(const std::filesystem::path& staged, std::optional<mode_t> mode = std::nullopt,
+struct KeptFile {
+    InodeKey key;
+    bool copied = false;  // a private copy replaced it: its bytes were read once more
+};
+KeptFile keep_private(const std::filesystem::path& staged, std::optional<mode_t> mode = std::nullopt,
                       bool may_share = false, const std::filesystem::path& hold = {});
 
 } // namespace venvtx
