@@ -21,11 +21,16 @@ namespace {
 // filesystems keep seconds, or two.
 constexpr std::int64_t k_clock_slack_ns = 2'000'000'000;
 
-// A leaf changed: another inode, type, mode, size or mtime, or a ctime that moved without its
-// link count (a write whose mtime was set back, an xattr).
-bool leaf_changed(const LiveNode& was, const LiveNode& now, bool relinked) {
+// A leaf changed: another inode, type, mode, size or mtime.
+bool leaf_changed(const LiveNode& was, const LiveNode& now) {
     return now.inode != was.inode || now.type != was.type || now.mode != was.mode || now.size != was.size ||
-           now.mtime_ns != was.mtime_ns || (!relinked && now.ctime_ns != was.ctime_ns && now.links == was.links);
+           now.mtime_ns != was.mtime_ns;
+}
+
+// Its ctime moved without its link count: a write whose mtime was set back, an xattr (or a
+// switch relinking it, which the caller rules out).
+bool ctime_moved(const LiveNode& was, const LiveNode& now) {
+    return now.ctime_ns != was.ctime_ns && now.links == was.links;
 }
 
 bool below_any(const std::set<std::string>& units, const std::string& path) {
@@ -110,7 +115,8 @@ private:
         if (now.type == NodeType::dir) {
             note(live::joined(rel, was.name), "modified"); // a directory now
             added_below(fd, was.name, live::joined(rel, was.name));
-        } else if (leaf_changed(was.node, now, below_any(m_relinked, live::joined(rel, was.name)))) {
+        } else if (leaf_changed(was.node, now) ||
+                   (ctime_moved(was.node, now) && !below_any(m_relinked, live::joined(rel, was.name)))) {
             note(live::joined(rel, was.name), "modified");
         }
     }
