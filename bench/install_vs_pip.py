@@ -13,11 +13,16 @@ distributions, as large GPU venvs are (--pad 0: the story venv alone); the insta
 to 2.12.0. With --package-files N the install instead upgrades "bigpkg" 1.0 -> 2.0, a wheel of N
 files in nested packages (a real torch wheel holds about 15,000): every one is removed and
 written anew.
+With --library-mb N, torch 2.11's libtorch_cuda.so weighs N MB (random bytes, its RECORD line
+made to match), as a real one does: what the upgrade moves out then costs bytes, not only paths.
 --baseline OLD: an older venvtx build installs too (auto capture), on a fifth copy in the same
 round, and a line prints venvtx / baseline.
-usage: bench/install_vs_pip.py [--rounds N] [--pad FILES] [--package-files N] [--venvtx PATH] [--baseline PATH]
+usage: bench/install_vs_pip.py [--rounds N] [--pad FILES] [--package-files N] [--library-mb N]
+                               [--venvtx PATH] [--baseline PATH]
 """
 import argparse
+import base64
+import hashlib
 import os
 import shutil
 import sqlite3
@@ -52,6 +57,23 @@ def pad(venv, total):
             f.write("\n".join(rows) + "\n")
 
 
+def weigh_library(venv, megabytes):
+    """torch's libtorch_cuda.so made `megabytes` MB of random bytes, its RECORD line to match."""
+    site = [os.path.join(venv, "lib", d, "site-packages") for d in os.listdir(os.path.join(venv, "lib"))][0]
+    rel = "torch/lib/libtorch_cuda.so"
+    with open(os.path.join(site, rel), "wb") as f:
+        for _ in range(megabytes):
+            f.write(os.urandom(1 << 20))
+    with open(os.path.join(site, rel), "rb") as f:
+        digest = hashlib.file_digest(f, "sha256").digest()
+    line = "%s,sha256=%s,%d" % (rel, base64.urlsafe_b64encode(digest).rstrip(b"=").decode(), megabytes << 20)
+    record = os.path.join(site, "torch-2.11.0.dist-info", "RECORD")
+    with open(record) as f:
+        rows = [line if row.startswith(rel + ",") else row for row in f.read().splitlines()]
+    with open(record, "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
 def big_wheels(work, files):
     """bigpkg 1.0 and 2.0, `files` modules each, in work/wheels-big/; returns that directory."""
     sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
@@ -82,6 +104,7 @@ def main():
     parser.add_argument("--pad", type=int, default=20000, help="extra small files (default 20000)")
     parser.add_argument("--package-files", type=int, default=0,
                         help="upgrade a package of this many files instead of torch")
+    parser.add_argument("--library-mb", type=int, default=0, help="torch's libtorch_cuda.so weighs this many MB")
     parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
     parser.add_argument("--baseline", help="an older venvtx build to run beside --venvtx")
     args = parser.parse_args()
@@ -92,10 +115,13 @@ def main():
                         "--extra-wheels"], check=True, stdout=subprocess.DEVNULL)
         template = os.path.join(work, "venv")
         pad(template, args.pad)
+        if args.library_mb:
+            weigh_library(template, args.library_mb)
         files = sum(len(f) for _, _, f in os.walk(template))
         links = ["--no-index", "--find-links", os.path.join(work, "wheels"),
                  "--find-links", os.path.join(work, "wheels-extra")]
-        spec, what = "torch==2.12.0", "torch 2.11.0 -> 2.12.0"
+        spec, what = "torch==2.12.0", "torch 2.11.0 -> 2.12.0" + (
+            " (its libtorch_cuda.so %d MB)" % args.library_mb if args.library_mb else "")
         if args.package_files:
             big = big_wheels(work, args.package_files)
             links += ["--find-links", big]

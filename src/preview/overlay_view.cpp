@@ -18,6 +18,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace venvtx {
 
@@ -62,6 +63,25 @@ void open_up_workdir(const stdfs::path& work, bool confined) {
 }
 
 } // namespace
+
+bool mount_view_overlay(int lower, int upper, int work, bool root) {
+    auto at = [](int fd) { return "/proc/self/fd/" + std::to_string(fd); };
+    std::string layers = "lowerdir=" + at(lower) + ",upperdir=" + at(upper) + ",workdir=" + at(work) +
+                         (root ? "" : ",userxattr");
+    // No file is metadata only. A renamed directory is a redirect where the kernel allows it
+    // (root: pip's stash of a package copies nothing; preview/renamed_dirs makes it whole before
+    // the layer is read), else copied.
+    std::vector<std::string> tries = {",redirect_dir=off,metacopy=off,index=off", ""};
+    if (root) { // userxattr (a user namespace) takes no redirects
+        tries.insert(tries.begin(), ",redirect_dir=on,metacopy=off,index=off");
+    }
+    for (const auto& options : tries) {
+        if (::mount("overlay", at(lower).c_str(), "overlay", 0, (layers + options).c_str()) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
 
 PreviewArea::PreviewArea(const std::optional<std::filesystem::path>& store_root) {
     Fs& fs = Fs::instance();
@@ -161,11 +181,7 @@ void enter_overlay_view(const PreviewArea& area, const std::filesystem::path& ve
     if (!own_lock.valid()) {
         unavailable("open " + area.lock().string(), errno);
     }
-    std::string layers = "lowerdir=" + fd_path(lower) + ",upperdir=" + fd_path(upper) + ",workdir=" + fd_path(work) +
-                         (root ? "" : ",userxattr");
-    // Plain layers: a renamed directory is copied, not redirected, and no file is metadata only.
-    if (::mount("overlay", fd_path(lower).c_str(), "overlay", 0, (layers + ",redirect_dir=off,metacopy=off,index=off").c_str()) != 0 &&
-        ::mount("overlay", fd_path(lower).c_str(), "overlay", 0, layers.c_str()) != 0) {
+    if (!mount_view_overlay(lower.get(), upper.get(), work.get(), root)) {
         unavailable("an overlay over " + venv_root.string(), errno);
     }
     confinement.reopen_roots(); // the venv's root is the overlay now; the store below it is its view

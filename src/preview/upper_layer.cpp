@@ -60,6 +60,18 @@ bool is_opaque(const stdfs::path& dir) {
     return false;
 }
 
+// A redirect left in the layer (preview/renamed_dirs settles them before it is read): its
+// content is not in the layer, so no plan is made from it.
+void refuse_redirect(const stdfs::path& dir, const std::string& rel) {
+    UniqueFd fd = Confinement::instance().open_dir(dir);
+    for (const char* name : {"trusted.overlay.redirect", "user.overlay.redirect"}) {
+        if (::fgetxattr(fd.get(), name, nullptr, 0) >= 0) {
+            throw Error(ExitCode::internal, "the command renamed the venv's " + rel +
+                                                " in its view, and the layer still points at its old place (nothing changed)");
+        }
+    }
+}
+
 class LayerReader {
 public:
     LayerReader(const stdfs::path& upper, const VenvLayout& layout, const std::set<std::string>& hidden)
@@ -113,6 +125,7 @@ private:
         NodeState after = node_from_stat(layered, st);
         if (after.type == NodeType::dir) {
             open_up(layered, st);
+            refuse_redirect(layered, rel);
             bool opaque = opaque_above || is_opaque(layered);
             if (live.type == NodeType::dir) {
                 if (opaque) {

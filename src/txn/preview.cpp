@@ -6,6 +6,7 @@
 #include "venvtx/core/progress.hpp"
 #include "venvtx/core/subprocess.hpp"
 #include "venvtx/core/worker.hpp"
+#include "venvtx/preview/renamed_dirs.hpp"
 #include "venvtx/report/outside_text.hpp"
 #include "venvtx/report/probe_text.hpp"
 
@@ -276,6 +277,9 @@ Outcome run_previewed(const Context& context, const MutationOptions& options, St
                                                          interrupted.what());
         throw Error(ExitCode::interrupted, "interrupted", std::string(interrupted.what()) + " (tx " +
                                                               std::to_string(id) + " aborted)", {{"tx", id}});
+    }
+    if (preview.used && !preview.failure && !preview.probe_failed()) {
+        settle_renamed_dirs(area, context.layout.root); // before the layer is read
     }
     TransactionPlan plan = change.plan(preview);
     plan.preview = preview.json();

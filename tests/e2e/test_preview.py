@@ -443,6 +443,34 @@ class PreviewedRun(PreviewCase):
         self.assertEqual(sorted(os.listdir(os.path.join(self.site, "flashinfer", "jit"))), ["new.py"])
         self.rolls_back_exactly()
 
+    def renamed_by_python(self, body):
+        """A script running `body` in the venv's python with os, shutil and `site` at hand: its
+        renames are os.rename's, with no copy to fall back on (mv and pip's stash have one)."""
+        def script(venv, site, scratch):
+            code = "import os, shutil; site = %r; %s" % (site, body)
+            return "'%s' -c \"%s\"" % (os.path.join(venv, "bin", "python"), code)
+        return script
+
+    def test_package_stashed_by_a_rename_replaced_and_stash_removed(self):
+        # pip's stash is a rename; in a view that refused to rename a directory of the live
+        # venv (EXDEV), pip copied the whole package instead.
+        self.run_in_preview(self.renamed_by_python(
+            "os.rename(site + '/flashinfer', site + '/~lashinfer'); os.makedirs(site + '/flashinfer/jit'); "
+            "open(site + '/flashinfer/__init__.py', 'w').write('v = 2'); shutil.rmtree(site + '/~lashinfer')"))
+        self.assertEqual(sorted(os.listdir(os.path.join(self.site, "flashinfer"))), ["__init__.py", "jit"])
+        self.rolls_back_exactly()
+
+    def test_packages_renamed_and_kept_then_changed_inside(self):
+        # Kept under their new names (the layer holds only where they came from until venvtx
+        # makes them whole), one moved into the other, files edited, removed and added in both.
+        self.run_in_preview(self.renamed_by_python(
+            "os.rename(site + '/flashinfer', site + '/fi_moved'); "
+            "os.rename(site + '/flash_attn', site + '/fi_moved/fa_inside'); "
+            "open(site + '/fi_moved/__init__.py', 'a').write('# edited'); "
+            "shutil.rmtree(site + '/fi_moved/jit'); open(site + '/fi_moved/fa_inside/new.py', 'w').write('n = 1')"))
+        self.assertFalse(os.path.exists(os.path.join(self.site, "flashinfer")))
+        self.rolls_back_exactly()
+
     def test_package_removed_and_recreated_with_a_subdirectory(self):
         # The same without a rename: rm -rf, then mkdir -p of the old subdirectory's name.
         self.run_in_preview(lambda venv, site, scratch: (

@@ -46,6 +46,10 @@ private:
 // with the lock held, any that is there was left by a killed venvtx).
 void remove_stale_previews(const std::filesystem::path& store_root);
 
+// Mounts the view's overlay (layers given as descriptors) on `lower` in this mount namespace;
+// false (errno set) where the kernel refuses every set of options.
+bool mount_view_overlay(int lower, int upper, int work, bool root);
+
 // In a worker process (single-threaded, about to exit): enters the private view of `venv_root`
 // with `area`'s layer, hiding `store_root` and <venv_root>/.lock. Throws PreviewUnavailable.
 void enter_overlay_view(const PreviewArea& area, const std::filesystem::path& venv_root,
