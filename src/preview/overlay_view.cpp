@@ -45,8 +45,8 @@ void write_proc(const char* path, const std::string& text) {
     }
 }
 
-std::string fd_path(const UniqueFd& fd) {
-    return "/proc/self/fd/" + std::to_string(fd.get());
+std::string fd_path(int fd) {
+    return "/proc/self/fd/" + std::to_string(fd);
 }
 
 // The work directory's own "work" subdirectory is left mode 000 by the kernel.
@@ -65,8 +65,7 @@ void open_up_workdir(const stdfs::path& work, bool confined) {
 } // namespace
 
 bool mount_view_overlay(int lower, int upper, int work, bool root) {
-    auto at = [](int fd) { return "/proc/self/fd/" + std::to_string(fd); };
-    std::string layers = "lowerdir=" + at(lower) + ",upperdir=" + at(upper) + ",workdir=" + at(work) +
+    std::string layers = "lowerdir=" + fd_path(lower) + ",upperdir=" + fd_path(upper) + ",workdir=" + fd_path(work) +
                          (root ? "" : ",userxattr");
     // No file is metadata only. A renamed directory is a redirect where the kernel allows it
     // (root: pip's stash of a package copies nothing; preview/renamed_dirs makes it whole before
@@ -76,7 +75,7 @@ bool mount_view_overlay(int lower, int upper, int work, bool root) {
         tries.insert(tries.begin(), ",redirect_dir=on,metacopy=off,index=off");
     }
     for (const auto& options : tries) {
-        if (::mount("overlay", at(lower).c_str(), "overlay", 0, (layers + options).c_str()) == 0) {
+        if (::mount("overlay", fd_path(lower).c_str(), "overlay", 0, (layers + options).c_str()) == 0) {
             return true;
         }
     }
@@ -189,12 +188,12 @@ void enter_overlay_view(const PreviewArea& area, const std::filesystem::path& ve
     ParentDir venv_lock = confinement.open_parent(venv_root / ".lock");
     UniqueFd lock(::openat(venv_lock.dir.get(), venv_lock.leaf.c_str(), O_PATH | O_CLOEXEC | O_NOFOLLOW));
     if (lock.valid() && ::fstat(lock.get(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::mount(fd_path(own_lock).c_str(), fd_path(lock).c_str(), nullptr, MS_BIND, nullptr) != 0) {
+        ::mount(fd_path(own_lock.get()).c_str(), fd_path(lock.get()).c_str(), nullptr, MS_BIND, nullptr) != 0) {
         unavailable("hiding " + (venv_root / ".lock").string(), errno);
     }
     if (confinement.stat_node(store_root, st)) { // a what-if may run before any store exists
         UniqueFd store = confinement.open_dir(store_root);
-        if (::mount("tmpfs", fd_path(store).c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        if (::mount("tmpfs", fd_path(store.get()).c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                     "size=4k,mode=0555") != 0) {
             unavailable("hiding the store", errno);
         }

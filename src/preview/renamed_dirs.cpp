@@ -117,7 +117,9 @@ void copy_up_below(int fd, const std::string& rel) {
 }
 
 // The upper directory open at `fd`, whole now, and each below it: opaque, with no redirect
-// and no whiteout (nothing of the lower layer shows through them any more).
+// and no whiteout (nothing of the lower layer shows through them any more). Not through the
+// fs seam: this is the preview's own layer, reached by descriptors opened beneath the checked
+// store without following a symlink, and a crash leaves it to remove_stale_previews.
 void make_opaque(int fd, const std::string& rel) {
     if (::fsetxattr(fd, k_opaque, "y", 1, 0) != 0 || (::fremovexattr(fd, k_redirect) != 0 && errno != ENODATA)) {
         throw system_error("mark " + rel + " whole in the preview layer", errno);
