@@ -48,8 +48,7 @@ bool is_whiteout(const struct stat& st) {
 }
 
 // trusted.* as root, user.* where the overlay was mounted with userxattr (a user namespace).
-bool is_opaque(const stdfs::path& dir) {
-    UniqueFd fd = Confinement::instance().open_dir(dir);
+bool is_opaque(const UniqueFd& fd) {
     for (const char* name : {"trusted.overlay.opaque", "user.overlay.opaque"}) {
         char value[4] = {};
         ssize_t n = ::fgetxattr(fd.get(), name, value, sizeof value);
@@ -62,8 +61,7 @@ bool is_opaque(const stdfs::path& dir) {
 
 // A redirect left in the layer (preview/renamed_dirs settles them before it is read): its
 // content is not in the layer, so no plan is made from it.
-void refuse_redirect(const stdfs::path& dir, const std::string& rel) {
-    UniqueFd fd = Confinement::instance().open_dir(dir);
+void refuse_redirect(const UniqueFd& fd, const std::string& rel) {
     for (const char* name : {"trusted.overlay.redirect", "user.overlay.redirect"}) {
         if (::fgetxattr(fd.get(), name, nullptr, 0) >= 0) {
             throw Error(ExitCode::internal, "the command renamed the venv's " + rel +
@@ -125,8 +123,9 @@ private:
         NodeState after = node_from_stat(layered, st);
         if (after.type == NodeType::dir) {
             open_up(layered, st);
-            refuse_redirect(layered, rel);
-            bool opaque = opaque_above || is_opaque(layered);
+            UniqueFd dir = Confinement::instance().open_dir(layered);
+            refuse_redirect(dir, rel);
+            bool opaque = opaque_above || is_opaque(dir);
             if (live.type == NodeType::dir) {
                 if (opaque) {
                     drop_live_children(rel, layered);
