@@ -1,6 +1,7 @@
 // changes_since: the scan's tree walked again, each directory read anew only when its ctime
 // moved since (or may have moved unseen: it had changed after the scan began), every known
-// leaf stat'ed by name.
+// leaf stat'ed by name. Of a scan that ran beside the command, a node it found stamped after
+// it began is named whatever is found now: the scan may have read the command's change.
 #include "venvtx/capture/live_scan.hpp"
 
 #include "live_walk.hpp"
@@ -8,6 +9,7 @@
 #include "venvtx/core/unique_fd.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <fcntl.h>
 #include <iterator>
@@ -33,6 +35,12 @@ bool ctime_moved(const LiveNode& was, const LiveNode& now) {
     return now.ctime_ns != was.ctime_ns && now.links == was.links;
 }
 
+// Stamped at or after `from` (within 2 s before, on a filesystem that stamps coarsely).
+bool stamped_since(const LiveNode& node, std::int64_t from) {
+    constexpr std::int64_t k_coarse_ns = 10'000'000;
+    return node.ctime_ns >= from - (node.ctime_ns % k_coarse_ns == 0 ? k_clock_slack_ns : 0);
+}
+
 bool below_any(const std::set<std::string>& units, const std::string& path) {
     if (units.empty()) {
         return false;
@@ -52,9 +60,10 @@ struct Checking {
 
 class ChangeFinder {
 public:
-    ChangeFinder(LiveCheck& out, const std::string& store_name, std::int64_t racy_after,
+    ChangeFinder(LiveCheck& out, const std::string& store_name, const LiveScan& before,
                  const std::set<std::string>& relinked)
-        : m_out(out), m_store_name(store_name), m_racy_after(racy_after), m_relinked(relinked) {}
+        : m_out(out), m_store_name(store_name), m_racy_after(before.started_ns - k_clock_slack_ns),
+          m_beside_from(before.beside_command ? before.started_ns : INT64_MAX), m_relinked(relinked) {}
 
     // The directory open at `fd`, venv-relative `rel`, against what `was` held; its
     // subdirectories too or, given `deferred`, only listed there.
@@ -65,6 +74,9 @@ public:
         }
         LiveNode now = live::node_of(st);
         const std::vector<LiveEntry>& entries = was.dir->entries;
+        if (stamped_since(was.node, m_beside_from)) {
+            note(rel.empty() ? "." : rel, "modified"); // an entry made or gone before the scan read it
+        }
         if (now.inode == was.node.inode && now.ctime_ns == was.node.ctime_ns && was.node.ctime_ns < m_racy_after) {
             for (const auto& entry : entries) {
                 if (entry.node.type != NodeType::absent) {
@@ -109,6 +121,10 @@ private:
         struct stat st {};
         if (::fstatat(fd, was.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
             note(live::joined(rel, was.name), "removed");
+            return;
+        }
+        if (stamped_since(was.node, m_beside_from)) {
+            note(live::joined(rel, was.name), "modified");
             return;
         }
         LiveNode now = live::node_of(st);
@@ -190,6 +206,7 @@ private:
     LiveCheck& m_out;
     const std::string& m_store_name;
     std::int64_t m_racy_after;
+    std::int64_t m_beside_from;
     const std::set<std::string>& m_relinked;
 };
 
@@ -202,14 +219,13 @@ LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const 
         return check;
     }
     std::string store_name = live::store_name_in(layout, store_root);
-    std::int64_t racy_after = before.started_ns - k_clock_slack_ns;
     std::vector<Checking> frontier{{"", &before.root}};
     while (!frontier.empty() && frontier.size() < live::k_shared_out) {
         std::vector<Checking> next;
         for (const auto& [rel, was] : frontier) {
             UniqueFd dir(rel.empty() ? ::open(layout.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                                      : live::open_below(layout.root, rel));
-            ChangeFinder finder(check, store_name, racy_after, relinked);
+            ChangeFinder finder(check, store_name, before, relinked);
             if (dir.valid()) {
                 finder.check_dir(dir.get(), rel, *was, &next);
             } else if (rel.empty()) {
@@ -222,7 +238,7 @@ LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const 
     }
     std::vector<LiveCheck> parts(live::worker_count());
     live::on_workers(frontier.size(), [&](std::size_t worker, std::size_t i) {
-        ChangeFinder finder(parts[worker], store_name, racy_after, relinked);
+        ChangeFinder finder(parts[worker], store_name, before, relinked);
         UniqueFd dir(live::open_below(layout.root, frontier[i].rel));
         if (dir.valid()) {
             finder.check_dir(dir.get(), frontier[i].rel, *frontier[i].was);

@@ -4,12 +4,15 @@
 
 #include "live_walk.hpp"
 #include "venvtx/core/error.hpp"
+#include "venvtx/core/fs.hpp"
 #include "venvtx/core/unique_fd.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 namespace venvtx {
@@ -24,6 +27,15 @@ std::size_t count_paths(const LiveDir& dir) {
         }
     }
     return paths;
+}
+
+// Stamps in whole 10 ms (FAT's, exFAT's, a filesystem that keeps seconds): a change in the
+// same 2 s as the scan's start may be stamped before it.
+constexpr std::int64_t k_coarse_stamp_ns = 10'000'000;
+
+bool stamps_finely(const std::filesystem::path& root) {
+    struct stat st {};
+    return ::stat(root.c_str(), &st) == 0 && st.st_ctim.tv_nsec % k_coarse_stamp_ns != 0;
 }
 
 } // namespace
@@ -72,11 +84,15 @@ void read_tree(int fd, const std::string& rel, LiveEntry& into, const std::strin
 
 } // namespace live
 
+std::int64_t fs_clock_now() {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
 LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root) {
     LiveScan scan;
-    struct timespec now {};
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &now); // the clock the kernel stamps ctimes with
-    scan.started_ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+    scan.started_ns = fs_clock_now();
     UniqueFd root(::open(layout.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!root.valid()) {
         throw system_error("open " + layout.root.string(), errno);
@@ -107,5 +123,35 @@ LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_
     scan.paths = scan.root.dir ? count_paths(*scan.root.dir) : 0;
     return scan;
 }
+
+LiveScanning::LiveScanning(const VenvLayout& layout, const std::filesystem::path& store_root,
+                           std::optional<std::int64_t> quiet_since) {
+    if (!quiet_since || !stamps_finely(layout.root)) {
+        std::promise<LiveScan> now;
+        now.set_value(scan_live(layout, store_root));
+        m_scan = now.get_future().share();
+        return;
+    }
+    std::int64_t started = fs_clock_now();
+    while (started <= *quiet_since) {
+        ::sched_yield(); // a tick is 1 to 4 ms; the versions read since took most of it
+        started = fs_clock_now();
+    }
+    sigset_t all;
+    sigset_t was;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &was); // signals stay the main thread's, which forwards them
+    const Fs& fs = Fs::instance(); // made here: a fork beside its making would inherit its lock
+    m_scan = std::async(std::launch::async, [layout, store_root, started, &fs] {
+                 fs.hook("live_scan"); // a test's command changes the venv first
+                 LiveScan scan = scan_live(layout, store_root);
+                 scan.started_ns = started; // read here, before the command starts
+                 scan.beside_command = true;
+                 return scan;
+             }).share();
+    ::pthread_sigmask(SIG_SETMASK, &was, nullptr);
+}
+
+const LiveScan& LiveScanning::get() { return m_scan.get(); }
 
 } // namespace venvtx

@@ -5,12 +5,17 @@
 #include "venvtx/core/subprocess.hpp"
 
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
+#include <utility>
 
 namespace venvtx {
 
@@ -28,6 +33,30 @@ void write_all(int fd, const std::string& text) {
         }
         done += static_cast<std::size_t>(n);
     }
+}
+
+// The children reaped aside and not yet gone.
+std::mutex g_exiting_mutex;
+std::condition_variable g_exited;
+int g_exiting = 0;
+
+void reap_aside(pid_t pid) {
+    {
+        std::lock_guard<std::mutex> lock(g_exiting_mutex);
+        ++g_exiting;
+    }
+    sigset_t all;
+    sigset_t was;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &was); // signals stay the main thread's
+    std::thread([pid] {
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        std::lock_guard<std::mutex> lock(g_exiting_mutex);
+        --g_exiting;
+        g_exited.notify_all();
+    }).detach();
+    ::pthread_sigmask(SIG_SETMASK, &was, nullptr);
 }
 
 } // namespace
@@ -92,17 +121,23 @@ Worker::Result Worker::wait() {
         }
         data.append(buffer, static_cast<std::size_t>(n));
     }
-    int status = 0;
-    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
-    }
     stop_forwarding_to_group(m_pid);
-    m_pid = -1;
-    if (data.empty()) {
-        std::string how = WIFSIGNALED(status) ? std::string("killed by ") + ::strsignal(WTERMSIG(status))
-                                              : "exited with status " + std::to_string(WEXITSTATUS(status));
-        return {false, "the worker process " + how};
+    pid_t pid = std::exchange(m_pid, -1);
+    if (!data.empty()) {
+        reap_aside(pid);
+        return {data.front() == '1', data.substr(1)};
     }
-    return {data.front() == '1', data.substr(1)};
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::string how = WIFSIGNALED(status) ? std::string("killed by ") + ::strsignal(WTERMSIG(status))
+                                          : "exited with status " + std::to_string(WEXITSTATUS(status));
+    return {false, "the worker process " + how};
+}
+
+void Worker::await_exits() {
+    std::unique_lock<std::mutex> lock(g_exiting_mutex);
+    g_exited.wait(lock, [] { return g_exiting == 0; });
 }
 
 void Worker::kill() {

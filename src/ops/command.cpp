@@ -375,9 +375,12 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         touch = use_touch_capture(context, options); // a bad --capture is refused before the store exists
     }
     MutationSession session(context, options.mutation.wait_s);
+    std::int64_t quiet_since = fs_clock_now(); // the session's own changes to the venv (its holds) are made
     Store& store = session.store();
     auto versions_before = installed_versions(context.layout);
-    LiveScan live_before = scan_live(context.layout, context.store_root);
+    // A previewed command changes only its view: the scan runs beside it.
+    LiveScanning live_scan(context.layout, context.store_root,
+                           previewing ? std::optional(quiet_since) : std::nullopt);
     bool linked = false; // link capture links every file first, which moves every ctime: its own diff sees all
     PreviewedChange change;
     change.kind = options.kind;
@@ -389,7 +392,7 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     change.plan = [&](const PreviewResult& preview) {
         if (!preview.used) {
             linked = !(touch ? *touch : use_touch_capture(context, options));
-            return in_place_plan(context, options, store, session.lock(), live_before, !linked);
+            return in_place_plan(context, options, store, session.lock(), live_scan.get(), !linked);
         }
         TransactionPlan plan;
         plan.kind = options.kind;
@@ -401,10 +404,10 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         }
         return plan;
     };
-    change.changed_live = [&] { return changed_outside(context, store, live_before, std::nullopt); };
+    change.changed_live = [&] { return changed_outside(context, store, live_scan.get(), std::nullopt); };
     Outcome outcome = run_previewed(context, options.mutation, store, change);
     if (!linked) {
-        outcome = with_outside_changes(context, store, live_before, std::move(outcome));
+        outcome = with_outside_changes(context, store, live_scan.get(), std::move(outcome));
     }
     return retain_after(context, store, std::move(outcome));
 }

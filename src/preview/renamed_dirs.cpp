@@ -172,6 +172,7 @@ void settle_renamed_dirs(const PreviewArea& area, const stdfs::path& venv_root) 
     if (renamed.empty()) {
         return;
     }
+    Worker::await_exits(); // the view's overlay gone with its worker: the same layers are mounted again
     Worker worker([&] {
         settle_in_worker(area, venv_root, renamed);
         return std::string();

@@ -482,6 +482,32 @@ class ChangedOutside(VenvTestCase):
         self.assertIn("changed outside this transaction", proc.stdout)
         self.assertIn(rel, proc.stdout)
 
+    def test_previewed_command_changing_the_venv_before_the_scan_reads_it(self):
+        # The scan of the live venv runs beside a previewed command; here (VENVTX_HOOK=live_scan)
+        # it starts only once the command has written through a second name and removed a file
+        # through a bind mount: what it reads already holds both changes.
+        if os.geteuid() != 0:
+            self.skipTest("a bind mount needs root")
+        rel, outside = self.outside_name()
+        second_path = os.path.join(self.tmp, "second-path")
+        os.makedirs(second_path)
+        if subprocess.run(["mount", "--bind", self.venv, second_path]).returncode != 0:
+            self.skipTest("could not bind-mount")
+        self.addCleanup(subprocess.run, ["umount", "-l", second_path])
+        gone = os.path.relpath(os.path.join(self.site, "flash_attn", "__pycache__", os.listdir(os.path.join(self.site, "flash_attn", "__pycache__"))[0]), self.venv)
+        self.assertTrue(os.path.exists(os.path.join(self.venv, gone)))
+        done = os.path.join(self.tmp, "command-done")
+        wait = "for i in $(seq 200); do [ -e '%s' ] && break; sleep 0.05; done" % done
+        proc, tx = self.venvtx_json("run", "--preview", "always", "--", "sh", "-c",
+                                    "echo '# beside' >> '%s'; rm '%s'; touch '%s'"
+                                    % (outside, os.path.join(second_path, gone), done),
+                                    env=dict(self.env, VENVTX_HOOK="live_scan:" + wait))
+        if proc.returncode == 2 and "preview" in proc.stderr:
+            self.skipTest("no private view here: " + proc.stderr.strip())
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn({"path": rel, "change": "modified"}, tx.get("changed_outside", []), tx)
+        self.assertIn({"path": os.path.dirname(gone), "change": "modified"}, tx.get("changed_outside", []), tx)
+
     def test_in_place_command_writing_through_a_hard_link_from_outside(self):
         rel, outside = self.outside_name()
         proc, tx = self.venvtx_json("run", "--preview", "never", "--capture", "touch", "--",

@@ -6,7 +6,8 @@
 // or renamed in it) or may have moved unseen; elsewhere it stats the names it already knows.
 // Directories count only when they appear, go or change type; a leaf whose ctime moved only
 // along with its link count is unchanged (a name added or removed elsewhere, by uv's cache
-// shared with another venv).
+// shared with another venv). A scan may run beside a previewed command (LiveScanning): then a
+// node stamped after the scan began may already hold the command's change, and is named.
 #pragma once
 
 #include "venvtx/core/node_state.hpp"
@@ -14,7 +15,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <sys/types.h>
@@ -49,10 +52,29 @@ struct LiveDir {
 struct LiveScan {
     LiveEntry root;             // the venv's root directory, named ""
     std::int64_t started_ns = 0; // the filesystems' clock when the scan began
+    // Read while the command ran: a node stamped at or after started_ns may hold its change.
+    bool beside_command = false;
     std::size_t paths = 0;
 };
 
 LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root);
+
+// The clock the kernel stamps ctimes with.
+std::int64_t fs_clock_now();
+
+// scan_live, before the command or, given `quiet_since` (the clock read after venvtx's own last
+// change to the venv), on a thread of its own beside the command that starts next, begun once
+// the clock has ticked past it: nothing venvtx did is stamped as late as the scan's start. Beside
+// only where the venv's filesystem stamps finer than 10 ms, as the root's ctime shows.
+class LiveScanning {
+public:
+    LiveScanning(const VenvLayout& layout, const std::filesystem::path& store_root,
+                 std::optional<std::int64_t> quiet_since);
+    const LiveScan& get();  // waits for the scan; throws what it threw
+
+private:
+    std::shared_future<LiveScan> m_scan;
+};
 
 struct LiveChange {
     std::string path;

@@ -22,10 +22,13 @@ public:
         bool ok = false;    // body returned; otherwise `text` says why it did not
         std::string text;
     };
-    // Reads everything the child sends and reaps it.
+    // Reads everything the child sends. A child that sent its result is reaped on a thread of its
+    // own: its exit (a view's mount namespace torn down) takes milliseconds nobody waits for.
     Result wait();
     // Ends the child and every process in its group at once.
     void kill();
+    // Returns once every child whose result was read has exited (its mounts gone with it).
+    static void await_exits();
 
 private:
     pid_t m_pid = -1;
