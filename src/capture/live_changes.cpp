@@ -9,7 +9,6 @@
 #include "venvtx/core/unique_fd.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cerrno>
 #include <fcntl.h>
@@ -215,7 +214,6 @@ private:
 
 LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
                         const std::set<std::string>& relinked) {
-    auto started = std::chrono::steady_clock::now();
     LiveCheck check;
     if (!before.root.dir) {
         return check;
@@ -255,7 +253,6 @@ LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const 
     }
     std::sort(check.changes.begin(), check.changes.end(),
               [](const LiveChange& a, const LiveChange& b) { return a.path < b.path; });
-    check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return check;
 }
 

@@ -5,14 +5,14 @@
 #include "live_walk.hpp"
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/fs.hpp"
-#include "venvtx/core/signals_blocked.hpp"
 #include "venvtx/core/unique_fd.hpp"
 
-#include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 namespace venvtx {
@@ -90,7 +90,7 @@ std::int64_t fs_clock_now() {
     return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root, std::size_t workers) {
+LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root) {
     LiveScan scan;
     scan.started_ns = fs_clock_now();
     UniqueFd root(::open(layout.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -119,7 +119,7 @@ LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_
         } else {
             frontier[i].entry->node.type = NodeType::absent;
         }
-    }, workers == 0 ? live::worker_count() : workers);
+    });
     scan.paths = scan.root.dir ? count_paths(*scan.root.dir) : 0;
     return scan;
 }
@@ -137,15 +137,19 @@ LiveScanning::LiveScanning(const VenvLayout& layout, const std::filesystem::path
         ::sched_yield(); // a tick is 1 to 4 ms; the versions read since took most of it
         started = fs_clock_now();
     }
-    SignalsBlocked quiet;
+    sigset_t all;
+    sigset_t was;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &was); // signals stay the main thread's, which forwards them
     const Fs& fs = Fs::instance(); // made here: a fork beside its making would inherit its lock
     m_scan = std::async(std::launch::async, [layout, store_root, started, &fs] {
                  fs.hook("live_scan"); // a test's command changes the venv first
-                 LiveScan scan = scan_live(layout, store_root, std::max<std::size_t>(live::worker_count() - 1, 1));
+                 LiveScan scan = scan_live(layout, store_root);
                  scan.started_ns = started; // read here, before the command starts
                  scan.beside_command = true;
                  return scan;
              }).share();
+    ::pthread_sigmask(SIG_SETMASK, &was, nullptr);
 }
 
 const LiveScan& LiveScanning::get() { return m_scan.get(); }

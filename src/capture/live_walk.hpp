@@ -45,10 +45,9 @@ struct Pending {
 void read_tree(int fd, const std::string& rel, LiveEntry& into, const std::string& store_name,
                std::vector<Pending>* deferred = nullptr);
 
-// Calls work(worker, i) for every i below `count`, on `workers` threads (by default one per
-// core, 8 at most); `worker` tells each its own output.
+// Calls work(worker, i) for every i below `count`, on as many workers as there are cores (8
+// at most); `worker` tells each its own output.
 std::size_t worker_count();
-void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work,
-                std::size_t workers = worker_count());
+void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work);
 
 } // namespace venvtx::live

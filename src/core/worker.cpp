@@ -2,7 +2,6 @@
 #include "venvtx/core/worker.hpp"
 
 #include "venvtx/core/error.hpp"
-#include "venvtx/core/signals_blocked.hpp"
 #include "venvtx/core/subprocess.hpp"
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <mutex>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
@@ -45,7 +45,10 @@ void reap_aside(pid_t pid) {
         std::lock_guard<std::mutex> lock(g_exiting_mutex);
         ++g_exiting;
     }
-    SignalsBlocked quiet;
+    sigset_t all;
+    sigset_t was;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &was); // signals stay the main thread's
     std::thread([pid] {
         while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
         }
@@ -53,6 +56,7 @@ void reap_aside(pid_t pid) {
         --g_exiting;
         g_exited.notify_all();
     }).detach();
+    ::pthread_sigmask(SIG_SETMASK, &was, nullptr);
 }
 
 } // namespace

@@ -381,7 +381,6 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     // A previewed command changes only its view: the scan runs beside it.
     LiveScanning live_scan(context.layout, context.store_root,
                            previewing ? std::optional(quiet_since) : std::nullopt);
-    std::optional<OutsideCheck> outside_check;
     bool linked = false; // link capture links every file first, which moves every ctime: its own diff sees all
     PreviewedChange change;
     change.kind = options.kind;
@@ -403,13 +402,12 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         if (!preview.failure && !preview.probe_failed()) {
             plan.entries = read_upper_layer(preview.layer, context.layout, hidden_from_preview(context));
         }
-        plan.applied = [&](std::int64_t tx) { outside_check.emplace(context, store, live_scan.get(), tx); };
         return plan;
     };
     change.changed_live = [&] { return changed_outside(context, store, live_scan.get(), std::nullopt); };
     Outcome outcome = run_previewed(context, options.mutation, store, change);
     if (!linked) {
-        outcome = with_outside_changes(context, store, live_scan.get(), outside_check, std::move(outcome));
+        outcome = with_outside_changes(context, store, live_scan.get(), std::move(outcome));
     }
     return retain_after(context, store, std::move(outcome));
 }

@@ -1,10 +1,12 @@
-// OutsideCheck: scan again, drop what the journal covers (a path or one of its directories),
-// name the rest.
+// with_outside_changes: scan again, drop what the journal covers (a path or one of its
+// directories), name the rest.
 #include "venvtx/ops/outside_changes.hpp"
 
-#include "venvtx/core/signals_blocked.hpp"
 #include "venvtx/report/outside_text.hpp"
 #include "venvtx/store/switch_rows.hpp"
+
+#include <chrono>
+#include <set>
 
 namespace venvtx {
 
@@ -25,46 +27,12 @@ bool covered(const std::set<std::string>& journaled, std::string path) {
 
 } // namespace
 
-OutsideCheck::OutsideCheck(const Context& context, Store& store, const LiveScan& before,
-                           std::optional<std::int64_t> tx)
-    : m_context(context) {
-    std::set<std::string> relinked;
-    if (tx) {
-        relinked = switched_units(store.db(), *tx);
-        for (const auto& entry : store.history().entries(*tx)) {
-            m_journaled.insert(entry.path);
-        }
-    }
-    SignalsBlocked quiet;
-    m_check = std::async(std::launch::async, [&before, layout = context.layout, store_root = context.store_root,
-                                              relinked = std::move(relinked)] {
-        return changes_since(before, layout, store_root, relinked);
-    });
-}
-
-std::vector<LiveChange> OutsideCheck::get() {
-    LiveCheck check = m_check.get();
-    m_context.out.debug("checked the live venv after the command: " + std::to_string(check.paths) + " paths in " +
-                        std::to_string(check.seconds) + " s, " + std::to_string(check.reread) +
-                        " directories read again");
-    std::vector<LiveChange> outside;
-    for (const auto& change : check.changes) {
-        if (!covered(m_journaled, change.path)) {
-            outside.push_back(change);
-        }
-    }
-    return outside;
-}
-
-Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before,
-                             std::optional<OutsideCheck>& started, Outcome outcome) {
+Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before, Outcome outcome) {
     if (outcome.extra.contains("changed_outside")) {
         return outcome; // a failed preview named them in its verdict
     }
-    if (!started) {
-        started.emplace(context, store, before, outcome.tx ? std::optional(outcome.tx->id) : std::nullopt);
-    }
-    std::vector<LiveChange> outside = started->get();
+    std::vector<LiveChange> outside =
+        changed_outside(context, store, before, outcome.tx ? std::optional(outcome.tx->id) : std::nullopt);
     if (outside.empty()) {
         return outcome;
     }
@@ -76,7 +44,26 @@ Outcome with_outside_changes(const Context& context, Store& store, const LiveSca
 
 std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
                                         std::optional<std::int64_t> tx) {
-    return OutsideCheck(context, store, before, tx).get();
+    auto started = std::chrono::steady_clock::now();
+    std::set<std::string> relinked = tx ? switched_units(store.db(), *tx) : std::set<std::string>();
+    LiveCheck check = changes_since(before, context.layout, context.store_root, relinked);
+    std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    context.out.debug("checked the live venv after the command: " + std::to_string(check.paths) + " paths in " +
+                      std::to_string(took.count()) + " s, " + std::to_string(check.reread) +
+                      " directories read again");
+    std::set<std::string> journaled;
+    if (tx) {
+        for (const auto& entry : store.history().entries(*tx)) {
+            journaled.insert(entry.path);
+        }
+    }
+    std::vector<LiveChange> outside;
+    for (const auto& change : check.changes) {
+        if (!covered(journaled, change.path)) {
+            outside.push_back(change);
+        }
+    }
+    return outside;
 }
 
 } // namespace venvtx

@@ -92,9 +92,6 @@ public:
             if (m_own && m_plan.apply) { // known only now that the command ran: it is put back
                 refuse_changing_own_distribution(*m_own, entry_paths(), "this " + m_plan.kind);
             }
-            if (m_plan.applied && !probes_live()) {
-                m_plan.applied(m_tx);
-            }
             return probe_and_commit(probing, baseline);
         } catch (const Error& error) {
             if (m_restored) {
@@ -160,7 +157,7 @@ private:
         if (m_plan.previewed) {
             history.set_probe(m_tx, "probe", probe_report_json(*m_plan.previewed));
         }
-        if (probes_live()) {
+        if (probing && (!m_plan.previewed || m_options.probe_live)) {
             m_probed_live = true;
             ProbeReport after = run_probe(m_context.layout, m_options.probe,
                                           expected_gpu_count(m_options.probe, baseline ? &*baseline : nullptr));
@@ -321,11 +318,6 @@ private:
         }
     }
 
-    // A probe runs on the live venv after the change: there is a probe, and no preview ran it.
-    bool probes_live() const {
-        return !m_options.probe.code.empty() && (!m_plan.previewed || m_options.probe_live);
-    }
-
     MaterializeSources after_sources() const {
         MaterializeSources sources;
         sources.layer = m_plan.layer;
@@ -335,8 +327,9 @@ private:
         std::set<std::string> before = objects_needed(m_plan.entries, Side::before);
         // A rollback's only copies move only when no probe runs on the live venv afterwards: a
         // probe could change them in place, and a failed one would leave nothing to restore.
+        bool live_probe = !m_options.probe.code.empty() && (!m_plan.previewed || m_options.probe_live);
         std::set<std::string> candidates = m_unpacked;
-        if (!probes_live()) {
+        if (!live_probe) {
             candidates.insert(m_plan.movable.begin(), m_plan.movable.end());
         }
         for (const auto& hex : candidates) {

@@ -57,8 +57,7 @@ struct LiveScan {
     std::size_t paths = 0;
 };
 
-// `workers`: the threads it reads on, one per core (at most 8) unless fewer are given.
-LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root, std::size_t workers = 0);
+LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root);
 
 // The clock the kernel stamps ctimes with.
 std::int64_t fs_clock_now();
@@ -66,8 +65,7 @@ std::int64_t fs_clock_now();
 // scan_live, before the command or, given `quiet_since` (the clock read after venvtx's own last
 // change to the venv), on a thread of its own beside the command that starts next, begun once
 // the clock has ticked past it: nothing venvtx did is stamped as late as the scan's start. Beside
-// only where the venv's filesystem stamps finer than 10 ms, as the root's ctime shows; on one
-// core fewer than a scan alone, so that the command keeps one.
+// only where the venv's filesystem stamps finer than 10 ms, as the root's ctime shows.
 class LiveScanning {
 public:
     LiveScanning(const VenvLayout& layout, const std::filesystem::path& store_root,
@@ -87,7 +85,6 @@ struct LiveCheck {
     std::vector<LiveChange> changes;  // sorted by path
     std::size_t paths = 0;            // the paths looked at
     std::size_t reread = 0;           // the directories read again
-    double seconds = 0;               // how long the check took
 };
 
 // What changed in the live venv since `before` was scanned. Below a unit in `relinked` (one a

@@ -8,29 +8,11 @@
 #include "venvtx/store/store.hpp"
 #include "venvtx/txn/context.hpp"
 
-#include <future>
-#include <set>
-
 namespace venvtx {
 
-// The venv scanned again against `before`, on a thread from the making on (what transaction
-// `tx` journaled is read from the index first, in the caller's thread), less that journal.
-class OutsideCheck {
-public:
-    OutsideCheck(const Context& context, Store& store, const LiveScan& before, std::optional<std::int64_t> tx);
-    std::vector<LiveChange> get();
-
-private:
-    const Context& m_context;
-    std::set<std::string> m_journaled;
-    std::future<LiveCheck> m_check;
-};
-
-// `before`: scan_live of the venv taken before the command ran (under the locks). `started`:
-// the check begun once the change was in place, if it was.
-Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before,
-                             std::optional<OutsideCheck>& started, Outcome outcome);
-// The changes themselves, checked now.
+// `before`: scan_live of the venv taken before the command ran (under the locks).
+Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before, Outcome outcome);
+// The changes themselves: the venv scanned again, less what transaction `tx` journaled.
 std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
                                         std::optional<std::int64_t> tx);
 

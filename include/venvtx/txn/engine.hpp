@@ -37,9 +37,6 @@ struct TransactionPlan {
     // a command that failed halfway from what the journal holds. Returns the paths it could not
     // bring back (checked).
     std::function<std::vector<std::string>(std::int64_t tx)> restore;
-    // Called once the change is in place, when nothing of the transaction changes the venv
-    // again before its commit (no probe of the live venv follows): what runs beside the commit.
-    std::function<void(std::int64_t tx)> applied;
     // Probes a preview already ran: the baseline (against the live venv) and the probe of this
     // very change in the view. Recorded, not run again (--probe-live probes the live venv too).
     std::optional<ProbeReport> baseline;
