@@ -37,8 +37,7 @@ bool ctime_moved(const LiveNode& was, const LiveNode& now) {
 
 // Stamped at or after `from` (within 2 s before, on a filesystem that stamps coarsely).
 bool stamped_since(const LiveNode& node, std::int64_t from) {
-    constexpr std::int64_t k_coarse_ns = 10'000'000;
-    return node.ctime_ns >= from - (node.ctime_ns % k_coarse_ns == 0 ? k_clock_slack_ns : 0);
+    return node.ctime_ns >= from - (node.ctime_ns % live::k_coarse_stamp_ns == 0 ? k_clock_slack_ns : 0);
 }
 
 bool below_any(const std::set<std::string>& units, const std::string& path) {

@@ -29,13 +29,10 @@ std::size_t count_paths(const LiveDir& dir) {
     return paths;
 }
 
-// Stamps in whole 10 ms (FAT's, exFAT's, a filesystem that keeps seconds): a change in the
-// same 2 s as the scan's start may be stamped before it.
-constexpr std::int64_t k_coarse_stamp_ns = 10'000'000;
-
+// The root's ctime is not in whole 10 ms: its filesystem stamps finely.
 bool stamps_finely(const std::filesystem::path& root) {
     struct stat st {};
-    return ::stat(root.c_str(), &st) == 0 && st.st_ctim.tv_nsec % k_coarse_stamp_ns != 0;
+    return ::stat(root.c_str(), &st) == 0 && st.st_ctim.tv_nsec % live::k_coarse_stamp_ns != 0;
 }
 
 } // namespace

@@ -14,6 +14,10 @@ namespace venvtx::live {
 // How many directories the top levels must offer before the workers take over.
 constexpr std::size_t k_shared_out = 32;
 
+// A filesystem that stamps in whole 10 ms (FAT's, exFAT's, one that keeps seconds) may stamp a
+// change up to 2 s before the clock read just before it.
+constexpr std::int64_t k_coarse_stamp_ns = 10'000'000;
+
 LiveNode node_of(const struct stat& st);
 
 std::string joined(const std::string& rel_dir, const std::string& name);
