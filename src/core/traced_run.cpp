@@ -3,6 +3,7 @@
 
 #include "venvtx/core/error.hpp"
 #include "venvtx/core/file_text.hpp"
+#include "venvtx/core/mapping_events.hpp"
 
 #include <condition_variable>
 #include <cerrno>
@@ -31,7 +32,20 @@ void pass_on(int signal) {
     }
 }
 
-// Adds the paths of `pid`'s file mappings that lie under `prefix` (a directory, with its '/').
+// Adds a mapped file's path (as /proc/<pid>/maps or a perf record gives it) if it lies under
+// `prefix` (a directory, with its '/').
+void keep_if_under(std::string name, const std::string& prefix, std::set<std::string>& into) {
+    if (name.compare(0, prefix.size(), prefix) != 0) {
+        return;
+    }
+    const std::string deleted = " (deleted)";
+    if (name.size() > deleted.size() && name.compare(name.size() - deleted.size(), deleted.size(), deleted) == 0) {
+        name.resize(name.size() - deleted.size());
+    }
+    into.insert(std::move(name));
+}
+
+// Adds the paths of `pid`'s file mappings that lie under `prefix`.
 void read_mappings(pid_t pid, const std::string& prefix, std::set<std::string>& into) {
     auto text = read_file_text("/proc/" + std::to_string(pid) + "/maps");
     if (!text) {
@@ -42,13 +56,8 @@ void read_mappings(pid_t pid, const std::string& prefix, std::set<std::string>& 
         std::size_t end = text->find('\n', start);
         end = end == std::string::npos ? text->size() : end;
         std::size_t path = text->find(" /", start); // the first field that starts with '/' is the path
-        if (path != std::string::npos && path < end && text->compare(path + 1, prefix.size(), prefix) == 0) {
-            std::string name = text->substr(path + 1, end - path - 1);
-            const std::string deleted = " (deleted)";
-            if (name.size() > deleted.size() && name.compare(name.size() - deleted.size(), deleted.size(), deleted) == 0) {
-                name.resize(name.size() - deleted.size());
-            }
-            into.insert(std::move(name));
+        if (path != std::string::npos && path < end) {
+            keep_if_under(text->substr(path + 1, end - path - 1), prefix, into);
         }
         start = end + 1;
     }
@@ -319,6 +328,7 @@ TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::s
         ::_exit(127);
     }
     ::close(ready[0]);
+    auto events = MappingEvents::follow(pid); // before it runs: its first mappings are its program's
     // PTRACE_SEIZE, not TRACEME: a group-stop can then be left stopped (PTRACE_LISTEN).
     long options = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                    PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
@@ -348,6 +358,11 @@ TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::s
             run.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         }
         run.mapped = collector.mapped();
+        if (events) {
+            for (const auto& file : events->finish()) {
+                keep_if_under(file, prefix, run.mapped);
+            }
+        }
         run.processes = collector.processes();
     }
     g_command = 0;

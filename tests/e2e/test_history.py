@@ -181,6 +181,33 @@ class TheIncident(HistoryCase):
             self.assertTrue(shown["details"]["traced"], shown["details"])
             self.assertIn("torch", {d["name"] for d in shown["details"]["dists"]}, (script, shown["details"]))
 
+    def test_a_library_mapped_before_an_execve_is_recorded(self):
+        # issue 41, item 8: an exec stop comes after the old image is gone, and a sample a second
+        # (ten, untraced) missed a library mapped just before; the kernel's mmap records keep it
+        library = os.path.join(self.site, "nvidia", "cusparselt", "lib", "libcusparseLt.so.0")
+        self.assertTrue(os.path.exists(library), library)
+        code = "import ctypes, os, sys; ctypes.CDLL(sys.argv[1]); os.execv('/bin/true', ['true'])"
+        for flags in ([], ["--no-trace"]):
+            run = subprocess.run([VENVTX, "--venv", self.venv, "exec", *flags, "--", "python", "-c", code, library],
+                                 capture_output=True, text=True, env=self.env)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            proc, shown = self.venvtx_json("show")
+            mapped = {d["name"]: [os.path.basename(f) for f in d["files"]] for d in shown["details"]["dists"]}
+            self.assertEqual(mapped.get("nvidia-cusparselt-cu13"), ["libcusparseLt.so.0"], (flags, shown["details"]))
+
+    def test_a_file_mapped_for_reading_only_is_recorded_at_exit(self):
+        # the kernel's records are of executable mappings; the maps read at each process's exit
+        # stop give the rest (a weights file or a library mapped as data, by a job that ends at once)
+        library = os.path.join(self.site, "nvidia", "nccl", "lib", "libnccl.so.2")
+        code = ("import mmap, os, sys; f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ); "
+                "os._exit(0)")  # mapped still at the exit: Python's own teardown would unmap it first
+        run = subprocess.run([VENVTX, "--venv", self.venv, "exec", "--", "python", "-c", code, library],
+                             capture_output=True, text=True, env=self.env)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        proc, shown = self.venvtx_json("show")
+        mapped = {d["name"]: [os.path.basename(f) for f in d["files"]] for d in shown["details"]["dists"]}
+        self.assertEqual(mapped.get("nvidia-nccl-cu13"), ["libnccl.so.2"], shown["details"])
+
     def test_a_script_learns_its_runs_entry_and_show_types_its_command_back(self):
         # issue 40, item 11: the job owns stdout and stderr, so --record-to FILE says the entry id;
         # item 10: show gives the command as a shell would need it typed

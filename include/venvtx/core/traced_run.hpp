@@ -6,6 +6,8 @@
 // itself: strace, gdb, py-spy), the maps are only sampled, faster, children found by /proc. A
 // process of a traced job that executes a tracer (a script's `strace -f CMD`) is let go at that
 // exec and sampled from then on, it and what it starts, so it may trace its own children.
+// Where the kernel allows perf events, each executable mapping is also recorded as it is made
+// (MappingEvents): a library mapped just before an execve, or in a sampled job, is not missed.
 // Job-control stops (SIGSTOP, Ctrl-Z) stop the job as they would untraced (PTRACE_SEIZE and
 // PTRACE_LISTEN); a traced command cannot itself be traced by a debugger.
 #pragma once
