@@ -109,11 +109,6 @@ std::set<std::string> MappingEvents::finish() {
     return m_files;
 }
 
-bool MappingEvents::lost_some() {
-    std::lock_guard<std::mutex> guard(m_mutex);
-    return m_lost;
-}
-
 void MappingEvents::drain_until_stopped() {
     std::vector<pollfd> watched;
     for (const auto& ring : m_rings) {
@@ -139,7 +134,6 @@ void MappingEvents::drain(Ring& ring) {
     std::uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     std::uint64_t tail = meta->data_tail;
     std::set<std::string> files;
-    bool lost = false;
     std::string record;
     while (tail < head) {
         perf_event_header header{};
@@ -156,15 +150,12 @@ void MappingEvents::drain(Ring& ring) {
             if (!name.empty() && name.front() == '/') {
                 files.insert(std::move(name));
             }
-        } else if (header.type == PERF_RECORD_LOST) {
-            lost = true;
         }
         tail += header.size;
     }
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
     std::lock_guard<std::mutex> guard(m_mutex);
     m_files.insert(files.begin(), files.end());
-    m_lost = m_lost || lost;
 }
 
 } // namespace venvtx

@@ -28,10 +28,9 @@ class MappingEvents {
     MappingEvents(const MappingEvents&) = delete;
     MappingEvents& operator=(const MappingEvents&) = delete;
 
-    // Stops following and returns every file mapped for execution so far, as absolute paths.
+    // Stops following and returns every file mapped for execution so far, as absolute paths
+    // (less any the kernel dropped when a buffer was full).
     std::set<std::string> finish();
-    // Whether a full buffer made the kernel drop records: those mappings are not known.
-    bool lost_some();
 
   private:
     struct Ring {
@@ -48,7 +47,6 @@ class MappingEvents {
     std::thread m_reader;
     std::mutex m_mutex;
     std::set<std::string> m_files;
-    bool m_lost = false;
 };
 
 } // namespace venvtx
