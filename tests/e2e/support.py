@@ -218,6 +218,25 @@ def scratch_in_memory(path):
     return mounted_tmpfs(path, "4g,mode=700", quiet=True)
 
 
+def perf_events_allowed():
+    """Whether this process may open the software dummy perf event venvtx's tracked runs use to
+    record each mapping (perf_event_open(2): refused under a strict perf_event_paranoid or a
+    seccomp profile such as a container's)."""
+    import ctypes
+    import struct
+    attr = bytearray(64)  # struct perf_event_attr as of PERF_ATTR_SIZE_VER0
+    inherit, exclude_kernel, exclude_hv, mmap = 1 << 1, 1 << 5, 1 << 6, 1 << 8
+    struct.pack_into("IIQ", attr, 0, 1, len(attr), 9)  # PERF_TYPE_SOFTWARE, size, PERF_COUNT_SW_DUMMY
+    struct.pack_into("Q", attr, 40, inherit | exclude_kernel | exclude_hv | mmap)
+    buffer = (ctypes.c_char * len(attr)).from_buffer(attr)
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.syscall(298, buffer, 0, -1, -1, 8)  # SYS_perf_event_open on x86_64, FD_CLOEXEC
+    if fd < 0:
+        return False
+    os.close(fd)
+    return True
+
+
 def mounted_tmpfs(path, size, quiet=False):
     """Mounts a tmpfs of `size` (and options) at `path`; True where it could."""
     return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path],
