@@ -3,7 +3,7 @@
 
 #include "venvtx/core/file_text.hpp"
 
-#include <cerrno>
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +54,17 @@ int open_event(pid_t pid, int cpu, std::size_t data_size) {
     return static_cast<int>(::syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
+// Whether rings of `bytes` leave a user without CAP_IPC_LOCK half of the locked memory perf
+// allows each user (perf_event_mlock_kb), so that a job's own `perf record` still has its share.
+bool within_user_budget(std::size_t bytes) {
+    if (::geteuid() == 0) {
+        return true;
+    }
+    auto text = read_file_text("/proc/sys/kernel/perf_event_mlock_kb");
+    long budget_kb = text ? std::atol(text->c_str()) : 0;
+    return bytes / 1024 <= static_cast<std::size_t>(std::max(0L, budget_kb)) / 2;
+}
+
 // Copies `size` bytes at `offset` out of a ring of `data_size` bytes (a power of two).
 void copy_out(const char* data, std::size_t data_size, std::uint64_t offset, void* to, std::size_t size) {
     std::size_t at = offset & (data_size - 1);
@@ -64,28 +75,36 @@ void copy_out(const char* data, std::size_t data_size, std::uint64_t offset, voi
 
 } // namespace
 
-std::unique_ptr<MappingEvents> MappingEvents::follow(pid_t pid) {
-    std::unique_ptr<MappingEvents> events(new MappingEvents());
-    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    for (int cpu : online_cpus()) {
-        Ring ring;
-        ring.fd = UniqueFd(open_event(pid, cpu, k_data_pages * page));
-        if (!ring.fd.valid()) {
+std::unique_ptr<MappingEvents> MappingEvents::follow(pid_t pid) noexcept {
+    try {
+        const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        std::vector<int> cpus = online_cpus();
+        if (cpus.empty() || !within_user_budget(cpus.size() * (1 + k_data_pages) * page)) {
             return nullptr;
         }
-        ring.size = (1 + k_data_pages) * page;
-        ring.base = ::mmap(nullptr, ring.size, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd.get(), 0);
-        if (ring.base == MAP_FAILED) {
+        std::unique_ptr<MappingEvents> events(new MappingEvents());
+        for (int cpu : cpus) {
+            Ring ring;
+            ring.fd = UniqueFd(open_event(pid, cpu, k_data_pages * page));
+            if (!ring.fd.valid()) {
+                return nullptr;
+            }
+            ring.size = (1 + k_data_pages) * page;
+            ring.base = ::mmap(nullptr, ring.size, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd.get(), 0);
+            if (ring.base == MAP_FAILED) {
+                return nullptr;
+            }
+            events->m_rings.push_back(std::move(ring));
+        }
+        events->m_stop = UniqueFd(::eventfd(0, EFD_CLOEXEC));
+        if (!events->m_stop.valid()) {
             return nullptr;
         }
-        events->m_rings.push_back(std::move(ring));
-    }
-    events->m_stop = UniqueFd(::eventfd(0, EFD_CLOEXEC));
-    if (events->m_rings.empty() || !events->m_stop.valid()) {
+        events->m_reader = std::thread([raw = events.get()] { raw->drain_until_stopped(); });
+        return events;
+    } catch (const std::exception&) { // no thread, no memory: the job is sampled as before
         return nullptr;
     }
-    events->m_reader = std::thread([raw = events.get()] { raw->drain_until_stopped(); });
-    return events;
 }
 
 MappingEvents::~MappingEvents() {
@@ -120,7 +139,15 @@ void MappingEvents::drain_until_stopped() {
         for (auto& ring : m_rings) {
             drain(ring); // every record written so far, the last ones included once stopped
         }
-        if (ready > 0 && (watched.back().revents & POLLIN) != 0) {
+        if (ready <= 0) {
+            continue;
+        }
+        for (std::size_t i = 0; i + 1 < watched.size(); ++i) {
+            if ((watched[i].revents & (POLLHUP | POLLERR)) != 0) {
+                watched[i].fd = -1; // no process carries its event now: polled again, it would spin
+            }
+        }
+        if ((watched.back().revents & POLLIN) != 0) {
             return;
         }
     }
@@ -139,7 +166,8 @@ void MappingEvents::drain(Ring& ring) {
         perf_event_header header{};
         copy_out(data, data_size, tail, &header, sizeof header);
         if (header.size < sizeof header || header.size > head - tail) {
-            break; // cannot happen with a sane kernel; stop rather than misread
+            tail = head; // cannot happen with a sane kernel: skip what cannot be read, not the rest
+            break;
         }
         record.resize(header.size);
         copy_out(data, data_size, tail, record.data(), header.size);

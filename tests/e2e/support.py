@@ -229,8 +229,11 @@ def perf_events_allowed():
     struct.pack_into("IIQ", attr, 0, 1, len(attr), 9)  # PERF_TYPE_SOFTWARE, size, PERF_COUNT_SW_DUMMY
     struct.pack_into("Q", attr, 40, inherit | exclude_kernel | exclude_hv | mmap)
     buffer = (ctypes.c_char * len(attr)).from_buffer(attr)
+    number = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)  # SYS_perf_event_open
+    if number is None:
+        return False
     libc = ctypes.CDLL(None, use_errno=True)
-    fd = libc.syscall(298, buffer, 0, -1, -1, 8)  # SYS_perf_event_open on x86_64, FD_CLOEXEC
+    fd = libc.syscall(number, buffer, 0, -1, -1, 8)  # this process, any CPU, FD_CLOEXEC
     if fd < 0:
         return False
     os.close(fd)

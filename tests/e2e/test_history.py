@@ -5,6 +5,7 @@ trees compared with the tests' own hashing."""
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -196,6 +197,24 @@ class TheIncident(HistoryCase):
             proc, shown = self.venvtx_json("show")
             mapped = {d["name"]: [os.path.basename(f) for f in d["files"]] for d in shown["details"]["dists"]}
             self.assertEqual(mapped.get("nvidia-cusparselt-cu13"), ["libcusparseLt.so.0"], (flags, shown["details"]))
+
+    def test_a_job_that_executes_a_setgid_program_costs_venvtx_no_cpu(self):
+        # the kernel takes the mapping events off such a process and then reports them hung up
+        # at every poll: read that way, venvtx spun a core for as long as the job ran
+        if os.geteuid() != 0 or not perf_events_allowed():
+            self.skipTest("needs root (a setgid program of another group) and perf events")
+        program = os.path.join(self.tmp, "setgid-sleep")
+        shutil.copy("/bin/sleep", program)
+        os.chown(program, 0, 65534)
+        os.chmod(program, 0o2755)
+        for flags in ([], ["--no-trace"]):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run = subprocess.run([VENVTX, "--venv", self.venv, "exec", *flags, "--", program, "2"],
+                                 capture_output=True, text=True, env=self.env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            self.assertLess(cpu, 0.5, "venvtx used %.2f s of CPU over a 2 s job %s" % (cpu, flags))
 
     def test_a_file_mapped_for_reading_only_is_recorded_at_exit(self):
         # the kernel's records are of executable mappings; the maps read at each process's exit

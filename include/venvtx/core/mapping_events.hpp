@@ -18,12 +18,14 @@ namespace venvtx {
 // a library, an extension module) to a ring buffer that a thread drains. Unlike
 // /proc/<pid>/maps, a mapping is seen even when its process unmaps it or executes another
 // program before anyone reads its maps. Nothing in the job changes: no ptrace, no seccomp, so
-// it may trace its own children and install its own filters.
+// it may trace its own children and install its own filters. The kernel takes the events off a
+// process that executes a setuid, setgid or unreadable program, and so off what it starts.
 class MappingEvents {
   public:
     // Follows `pid` (best before it runs); nullptr where the kernel refuses (perf_event_paranoid
-    // for a user without CAP_PERFMON, a seccomp profile, the locked-memory limit).
-    static std::unique_ptr<MappingEvents> follow(pid_t pid);
+    // for a user without CAP_PERFMON, a seccomp profile, the locked-memory limit) or where the
+    // rings would take more than half of a non-root user's perf_event_mlock_kb.
+    static std::unique_ptr<MappingEvents> follow(pid_t pid) noexcept;
     ~MappingEvents();
     MappingEvents(const MappingEvents&) = delete;
     MappingEvents& operator=(const MappingEvents&) = delete;
