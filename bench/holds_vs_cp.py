@@ -6,6 +6,9 @@ its peers run in the same round on identical copies. Prints each figure and its 
 - the first hold: `venvtx -v stamp` on a copy venvtx has not seen (the hold's own time, from -v,
   and the whole command's) against `cp -al` of the same tree (one hard link per file, the cheapest
   way to give every file a second name); goals: the hold <= 1.0 s and <= 0.5x `cp -al`;
+- the floor under any hold: one more name for each file and nothing else (os.link into flat
+  directories, one per thread, on 2 threads; nothing read, nothing recorded), against the same
+  `cp -al`: where the floor is above 0.5x, no hold made of links can meet that goal;
 - a later command's hold when nothing changed (`stamp` again: the hold's own time and the whole
   command's); goal: <= 50 ms;
 - what the store costs on disk beyond the venv after the first hold (the inodes under the store
@@ -20,14 +23,17 @@ Medians over --rounds.
 
 usage: bench/holds_vs_cp.py [--rounds N] [--venvtx PATH] [--fixture DIR] [--workdir DIR]
 """
+import concurrent.futures
 import hashlib
 import os
 import re
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timing import REPO, timed, torch_scale_arguments, torch_scale_template  # noqa: E402
@@ -85,6 +91,25 @@ def store_cost(venv):
     return store_growth(venv) + index
 
 
+def bare_links(root, into, threads=2):
+    """Seconds to give each regular file under `root` one more name in flat directories under
+    `into`, one directory per thread (the files listed beforehand, untimed)."""
+    files = [os.path.join(d, name) for d, _, names in os.walk(root) for name in names]
+    files = [path for path in files if stat.S_ISREG(os.lstat(path).st_mode)]
+    dirs = [os.path.join(into, str(n)) for n in range(threads)]
+    for d in [into] + dirs:
+        os.mkdir(d)
+
+    def link_share(n):
+        for i in range(n, len(files), threads):
+            os.link(files[i], os.path.join(dirs[n], "%x" % i))
+
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        list(pool.map(link_share, range(threads)))
+    return time.perf_counter() - started
+
+
 def main():
     args = torch_scale_arguments(__doc__.splitlines()[1], 3).parse_args()
     template = torch_scale_template(args.fixture)
@@ -99,15 +124,17 @@ def main():
                 subprocess.run(["cp", "-a", "--sparse=always", template, path], check=True)
             python = os.path.join(peer, "bin", "python")
             runs = [("cp -al", lambda: timed(["cp", "-al", peer, os.path.join(work, "linked")])),
-                    ("first stamp", lambda: timed([args.venvtx, "--venv", venv, "-v", "stamp"]))]
-            for label, run in runs[round_no % 2:] + runs[:round_no % 2]:
+                    ("first stamp", lambda: timed([args.venvtx, "--venv", venv, "-v", "stamp"])),
+                    ("bare links", lambda: (bare_links(peer, os.path.join(work, "bare")), None))]
+            for label, run in runs[round_no % 3:] + runs[:round_no % 3]:
                 seconds, proc = run()
                 results.setdefault(label, []).append(seconds)
                 if label == "first stamp":
                     ms, files = held_ms(proc.stderr)
                     results.setdefault("first hold", []).append(ms / 1000)
                     results["held files"] = files
-            shutil.rmtree(os.path.join(work, "linked"))
+            for made in ("linked", "bare"):
+                shutil.rmtree(os.path.join(work, made))
             blocks, apparent = venv_bytes(venv)
             results.setdefault("growth", []).append(store_cost(venv) / apparent)
             results.setdefault("growth of blocks", []).append(store_cost(venv) / blocks)
@@ -133,6 +160,8 @@ def main():
     print("holds on the torch-scale fixture (%d files held), medians of %d round(s):" % (results["held files"], args.rounds))
     print("  first hold            %7.3f s (stamp %.3f s)  cp -al %7.3f s  ratio %.2fx  goal <= 1.0 s, <= 0.5x"
           % (med["first hold"], med["first stamp"], med["cp -al"], med["first hold"] / med["cp -al"]))
+    print("  floor: links alone   %7.3f s (2 threads)     cp -al %7.3f s  ratio %.2fx"
+          % (med["bare links"], med["cp -al"], med["bare links"] / med["cp -al"]))
     print("  later hold            %7.1f ms (stamp %.1f ms)  goal <= 50 ms"
           % (med["later hold"] * 1000, med["later stamp"] * 1000))
     print("  store growth          %7.3f %% of the venv's bytes, index included  goal <= 1%%  (%.1f %% of the "
