@@ -206,7 +206,9 @@ HoldCount hold_state(const VenvLayout& layout, Store& store, const VenvState& st
                 }
                 files.push_back({"f", *rel, st.st_mode & 07777, st.st_size, mtime_ns_of(st), hex});
                 for (stdfs::path dir = stdfs::path(*rel).parent_path(); !dir.empty(); dir = dir.parent_path()) {
-                    dirs.insert(dir.string());
+                    if (!dirs.insert(dir.string()).second) {
+                        break; // and so are its parents
+                    }
                 }
                 if (hashes.count(hex) != 0) {
                     continue;
