@@ -43,6 +43,11 @@ class HistoryCase(VenvTestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return entries
 
+    @staticmethod
+    def mapped_files(shown):
+        """{distribution: [file names]} of the venv's files a shown run mapped."""
+        return {d["name"]: [os.path.basename(f) for f in d["files"]] for d in shown["details"]["dists"]}
+
     def installed(self):
         """{normalized name: version} read from the dist-infos by this test, not by venvtx."""
         found = {}
@@ -98,7 +103,7 @@ class TheIncident(HistoryCase):
         self.assertIn("libraries: the same %d on both sides:" % len(provided), same)
         self.assertIn("\n    libcudnn.so.9 (nvidia-cudnn-cu13 9.19.0.56)", same)
         proc, shown = self.venvtx_json("show", str(run_id))
-        mapped = {d["name"]: [os.path.basename(f) for f in d["files"]] for d in shown["details"]["dists"]}
+        mapped = self.mapped_files(shown)
         self.assertEqual(mapped["nvidia-cusparselt-cu13"], ["libcusparseLt.so.0"])
         self.assertEqual(mapped["nvidia-nvshmem-cu13"], ["libnvshmem_host.so.3"])
         self.assertEqual(mapped["nvidia-nccl-cu13"], ["libnccl.so.2"])
@@ -195,7 +200,7 @@ class TheIncident(HistoryCase):
                                  capture_output=True, text=True, env=self.env)
             self.assertEqual(run.returncode, 0, run.stderr)
             proc, shown = self.venvtx_json("show")
-            mapped = {d["name"]: [os.path.basename(f) for f in d["files"]] for d in shown["details"]["dists"]}
+            mapped = self.mapped_files(shown)
             self.assertEqual(mapped.get("nvidia-cusparselt-cu13"), ["libcusparseLt.so.0"], (flags, shown["details"]))
 
     def test_a_job_that_executes_a_setgid_program_costs_venvtx_no_cpu(self):
@@ -226,7 +231,7 @@ class TheIncident(HistoryCase):
                              capture_output=True, text=True, env=self.env)
         self.assertEqual(run.returncode, 0, run.stderr)
         proc, shown = self.venvtx_json("show")
-        mapped = {d["name"]: [os.path.basename(f) for f in d["files"]] for d in shown["details"]["dists"]}
+        mapped = self.mapped_files(shown)
         self.assertEqual(mapped.get("nvidia-nccl-cu13"), ["libnccl.so.2"], shown["details"])
 
     def test_a_script_learns_its_runs_entry_and_show_types_its_command_back(self):
