@@ -21,9 +21,11 @@ WORK="${WORK:-$(mktemp -d)}"
 mkdir -p "$OUT" "$WORK"
 
 # Our own tree hash: path, type, mode, size, content hash or link target of everything in
-# site-packages and bin, without venvtx's store and lock.
+# site-packages and bin, without venvtx's store and lock. A directory's size is left out: it is
+# the filesystem's (on a tmpfs it counts the entries, the store's among them).
 tree_hash() {
-  (cd "$1" && find . \( -path ./.venvtx -o -path ./.lock \) -prune -o -printf '%p %y %m %s %l\n' |
+  (cd "$1" && find . \( -path ./.venvtx -o -path ./.lock \) -prune -o -type d -printf '%p %y %m\n' -o \
+                    -printf '%p %y %m %s %l\n' |
      LC_ALL=C sort > "$OUT/tree-$2.txt"
    find . \( -path ./.venvtx -o -path ./.lock \) -prune -o -type f -print0 | LC_ALL=C sort -z |
      xargs -0 sha256sum >> "$OUT/tree-$2.txt")

@@ -23,10 +23,7 @@ def sampled(point, every=3, also=(), offset=0):
 
 
 class SweepCase(VenvTestCase):
-    """Helpers shared by the sweeps: template venvs, fresh copies, the index's verdict. Their
-    temp dirs are in memory (support.scratch_in_memory)."""
-
-    IN_MEMORY = True
+    """Helpers shared by the sweeps: template venvs, fresh copies, the index's verdict."""
 
     def prepare(self, *setup):
         """A template venv (with its store) after `setup` commands; returns its path. pip and

@@ -14,7 +14,7 @@ import unittest
 from pathlib import Path
 
 from keep_going_checks import KeepGoingChecks
-from support import FIXTURE, VenvTestCase, tree_hash
+from support import FIXTURE, VenvTestCase, scratch, tree_hash
 
 sys.path.insert(0, os.path.dirname(FIXTURE))
 from make_story_venv import TARGET_INFO, write_wheel  # noqa: E402  (the story's wheel writer)
@@ -99,7 +99,7 @@ class KeepGoingCase(KeepGoingChecks, VenvTestCase):
     def setUp(self):
         self.template = synthetic_template()
         self.source = os.path.join(self.template, "venv")
-        self.tmp = tempfile.mkdtemp(prefix="venvtx-e2e-%s-" % self._testMethodName)
+        self.tmp, self.in_memory = scratch("venvtx-e2e-%s-" % self._testMethodName)
         self.venv = os.path.join(self.tmp, "venv")
         subprocess.run(["cp", "-a", self.source, self.venv], check=True)
         self.site = [os.path.join(self.venv, "lib", d, "site-packages")

@@ -63,7 +63,7 @@ import unittest
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
-from support import VENVTX, flat, tree_diff, tree_hash
+from support import VENVTX, drop_scratch, flat, scratch, tree_diff, tree_hash
 
 PACKAGES = ("alpha", "beta", "gamma")
 VERSIONS = ("1.0", "2.0", "3.0")
@@ -779,7 +779,7 @@ class Sequence:
         store directory elsewhere (--store), when not the venv's own."""
         self.fx, self.label, self.seed, self.steps, self.store = fx, label, seed, steps, store
         self.length = len(steps) if steps is not None else None
-        self.tmp = tempfile.mkdtemp(prefix="venvtx-model-%s-" % label)
+        self.tmp, self.in_memory = scratch("venvtx-model-%s-" % label)
         self.venv = os.path.join(self.tmp, "venv")
         subprocess.run(["cp", "-a", fx.template, self.venv], check=True)
         self.env = dict(fx.env)
@@ -1012,7 +1012,7 @@ class Sequence:
         self.check_history()
         if self.store and os.path.exists(os.path.join(self.venv, ".venvtx")):
             self.fail("a store was made in the venv, not where --store put it (%s)" % self.store)
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        drop_scratch(self.tmp, self.in_memory)
         if self.store:
             shutil.rmtree(os.path.dirname(self.store), ignore_errors=True)
 
@@ -1106,7 +1106,7 @@ class ModelTest(unittest.TestCase):
         with self.assertRaises(StepFailure) as caught:
             sequence.check([model], "tampered")
         self.assertIn("alpha/core.py", str(caught.exception))
-        shutil.rmtree(sequence.tmp, ignore_errors=True)
+        drop_scratch(sequence.tmp, sequence.in_memory)
 
 
 if __name__ == "__main__":

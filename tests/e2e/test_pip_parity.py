@@ -9,15 +9,14 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
-from support import VENVTX, tree_hash, tree_diff, write_wheel
+from support import VENVTX, drop_scratch, scratch, tree_hash, tree_diff, write_wheel
 
 
 class Twins(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="venvtx-parity-%s-" % self._testMethodName)
+        self.tmp, self.in_memory = scratch("venvtx-parity-%s-" % self._testMethodName)
         self.wheels = os.path.join(self.tmp, "wheels")
         os.mkdir(self.wheels)
         self.env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1",
@@ -28,8 +27,7 @@ class Twins(unittest.TestCase):
         self.site_rel = os.path.relpath(self.site(self.pip_venv), self.pip_venv)
 
     def tearDown(self):
-        if not getattr(self, "_kept", False):
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        drop_scratch(self.tmp, self.in_memory)
 
     def site(self, venv):
         lib = os.path.join(venv, "lib")

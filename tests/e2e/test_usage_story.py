@@ -7,10 +7,9 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import unittest
 
-from support import VENVTX, VenvTestCase, tree_hash
+from support import VENVTX, VenvTestCase, scratch, tree_hash
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 USAGE = os.path.join(HERE, "..", "..", "docs", "usage.md")
@@ -33,7 +32,7 @@ def expected_exit(line):
 
 class UsageStory(VenvTestCase):
     def setUp(self):  # not the template's copy: the story builds its own venv
-        self.tmp = tempfile.mkdtemp(prefix="venvtx-e2e-%s-" % self._testMethodName)
+        self.tmp, self.in_memory = scratch("venvtx-e2e-%s-" % self._testMethodName)
         story = os.path.join(self.tmp, "demo")
         subprocess.run([sys.executable, MAKE_STORY, story], check=True, capture_output=True)
         self.venv = os.path.join(story, "venv")

@@ -38,6 +38,15 @@ def mutate(work, mutant):
         f.write(text.replace(mutant["old"], mutant["new"]))
 
 
+def unmount_below(work):
+    """Unmounts the tmpfs mounts a failing test keeps (tests/e2e/support.py, `scratch`) below
+    `work`, deepest first."""
+    with open("/proc/self/mounts") as f:
+        points = [line.split()[1].replace("\\040", " ") for line in f]
+    for point in sorted((p for p in points if p.startswith(work + "/")), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point])
+
+
 def run_tests(work, mutant):
     """The names of the tests that failed (caught it)."""
     failed = []
@@ -45,6 +54,7 @@ def run_tests(work, mutant):
         env = dict(os.environ, **test.get("env", {}))
         env["VENVTX_BIN"] = os.path.join(work, "build", "venvtx")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["TMPDIR"] = os.path.join(work, "tmp")  # what its failing tests keep goes with the copy
         if "unit" in test:
             command = [os.path.join(work, "build", "tests", "venvtx_unit"), "-ts=" + test["unit"]]
             label = "unit " + test["unit"]
@@ -78,6 +88,7 @@ def main():
         work = tempfile.mkdtemp(prefix="venvtx-mutant-%s-" % mutant["name"])
         try:
             clean_copy(work)
+            os.mkdir(os.path.join(work, "tmp"))
             mutate(work, mutant)
             built = subprocess.run(["bash", "scripts/build.sh", "venvtx", "venvtx_unit"], cwd=work,
                                    capture_output=True, text=True)
@@ -85,6 +96,7 @@ def main():
                 raise SystemExit("mutant %s does not build:\n%s" % (mutant["name"], built.stdout[-2000:] + built.stderr[-2000:]))
             failed = run_tests(work, mutant)
         finally:
+            unmount_below(work)
             shutil.rmtree(work, ignore_errors=True)
         survived += not failed
         tests = "; ".join(t.get("unit") and "unit " + t["unit"] or " ".join(t["e2e"]) for t in mutant["tests"])
