@@ -219,15 +219,27 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
     }
     GroupWatchdog watchdog;
     auto started = std::chrono::steady_clock::now();
+    // A Ctrl-C between the fork and the child's group being known would end venvtx by the
+    // signal (nothing to forward it to) while the child runs on: it waits until then.
+    sigset_t interrupts, before;
+    sigemptyset(&interrupts);
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+        sigaddset(&interrupts, signal);
+    }
+    ::pthread_sigmask(SIG_BLOCK, &interrupts, &before);
     pid_t pid = ::fork();
+    if (pid == 0) {
+        ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+        exec_child(spec, out, err, report);
+    }
+    if (pid > 0) {
+        ::setpgid(pid, pid);
+        g_child_group = pid;
+    }
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (pid < 0) {
         throw system_error("fork", errno);
     }
-    if (pid == 0) {
-        exec_child(spec, out, err, report);
-    }
-    ::setpgid(pid, pid);
-    g_child_group = pid;
     close_fd(out.write);
     close_fd(err.write);
     close_fd(report.write);

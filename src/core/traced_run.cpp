@@ -333,13 +333,15 @@ TracedRun run_traced(const std::vector<std::string>& argv, const std::map<std::s
     long options = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                    PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
     bool traced = !sample_only && ::ptrace(PTRACE_SEIZE, pid, nullptr, reinterpret_cast<void*>(options)) == 0;
-    (void)!::write(ready[1], "g", 1);
-    ::close(ready[1]);
+    // Ctrl-C is the command's from before it runs: one between its start and these would end
+    // venvtx and leave the command running.
     g_command = pid;
     ::sigaction(SIGINT, &ignore, &old_int);
     ::sigaction(SIGQUIT, &ignore, &old_quit);
     ::sigaction(SIGTERM, &forward, &old_term);
     ::sigaction(SIGHUP, &forward, &old_hup);
+    (void)!::write(ready[1], "g", 1);
+    ::close(ready[1]);
     TracedRun run;
     run.traced = traced;
     std::string prefix = under.string() + "/";
