@@ -41,7 +41,8 @@ def flat(document):
 
 
 def story_template():
-    """Builds the story venv once per process (real wheels, real pip); tests copy it. Under
+    """Builds the story venv once per process (real wheels, real pip; its pip outside it and no
+    setuptools, make_story_venv.py --pip-outside); tests copy it. Under
     ctest it is built once for every suite (the fixture `story_template`, named by
     VENVTX_STORY_TEMPLATE), and never written."""
     global _template
@@ -50,7 +51,7 @@ def story_template():
         _template = shared
     if _template is None:
         root = tempfile.mkdtemp(prefix="venvtx-e2e-template-")
-        subprocess.run([sys.executable, FIXTURE, root, "--extra-wheels"], check=True,
+        subprocess.run([sys.executable, FIXTURE, root, "--extra-wheels", "--pip-outside"], check=True,
                        stdout=subprocess.DEVNULL)
         _template = root
     return _template
@@ -280,6 +281,14 @@ class VenvTestCase(unittest.TestCase):
         elif getattr(self, "tmp", None):
             drop_scratch(self.tmp, getattr(self, "in_memory", False))
         return result
+
+    def put_pip_inside(self):
+        """pip back in the venv, where `python -m venv` puts it (the template keeps it outside,
+        make_story_venv.py --pip-outside): for a test of pip's own files or of a clean venv."""
+        pip_lib = os.path.join(story_template(), "pip-lib")
+        for entry in os.listdir(pip_lib):
+            shutil.copytree(os.path.join(pip_lib, entry), os.path.join(self.site, entry))
+        os.unlink(os.path.join(self.site, "venvtx-tests-pip.pth"))
 
     def use_story_wheels(self):
         """Installs go offline to the story's wheels (`self.wheel_args`, after the specs), with

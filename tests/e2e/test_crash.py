@@ -26,13 +26,7 @@ class SweepCase(VenvTestCase):
     """Helpers shared by the sweeps: template venvs, fresh copies, the index's verdict."""
 
     def prepare(self, *setup):
-        """A template venv (with its store) after `setup` commands; returns its path. pip and
-        setuptools are dropped from it: they are a thousand files these sweeps copy and hash
-        hundreds of times without learning anything more."""
-        for entry in os.listdir(self.site):
-            if entry.split("-")[0] in ("pip", "setuptools", "pkg_resources", "_distutils_hack", "distutils"):
-                path = os.path.join(self.site, entry)
-                shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+        """A template venv (with its store) after `setup` commands; returns its path."""
         for args in setup:
             self.assertEqual(self.venvtx(*args).returncode, 0)
         template = os.path.join(self.tmp, "template")

@@ -364,6 +364,7 @@ class States(HistoryCase):
         self.assertEqual(self.venvtx("status", "--exit-code").returncode, 0)
 
     def test_status_files_against_record(self):
+        self.put_pip_inside()  # no file in site-packages that no RECORD lists
         self.assertEqual(self.venvtx("stamp").returncode, 0)
         time.sleep(2.1)  # the copy's files settle: their keys are cached by the next check
         proc, clean = self.venvtx_json("status", "--files", "--untracked")

@@ -198,6 +198,7 @@ class GuardRails(VenvTestCase):
     that requires a removed one is named before anything moves."""
 
     def test_removing_everything_is_refused_for_pip(self):
+        self.put_pip_inside()
         before = tree_hash(self.venv)
         proc = self.venvtx("remove", "*")
         self.assertOneLineError(proc, 2)
@@ -206,6 +207,7 @@ class GuardRails(VenvTestCase):
         self.assertFalse(os.path.exists(os.path.join(self.venv, ".venvtx")))
 
     def test_force_removes_pip(self):
+        self.put_pip_inside()
         proc = self.venvtx("remove", "pip", "--force")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertNotEqual(self.python("import pip").returncode, 0)
