@@ -228,6 +228,7 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
     }
     ::pthread_sigmask(SIG_BLOCK, &interrupts, &before);
     pid_t pid = ::fork();
+    int fork_error = errno;
     if (pid == 0) {
         ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
         exec_child(spec, out, err, report);
@@ -238,7 +239,7 @@ SubprocessResult run_subprocess(const SubprocessSpec& spec) {
     }
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (pid < 0) {
-        throw system_error("fork", errno);
+        throw system_error("fork", fork_error);
     }
     close_fd(out.write);
     close_fd(err.write);

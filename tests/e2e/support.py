@@ -214,8 +214,8 @@ ON_DISK = os.environ.get("VENVTX_TESTS_ON_DISK") == "1"
 
 def scratch(prefix):
     """A new temp dir for one test, with a tmpfs mounted on it (as root): the suites copy and
-    remove venvs hundreds of times, and on this ext4 a copy of the story venv costs 0.4 to 0.9 s
-    of system time against 0.1 s on a tmpfs. What they test (kills, faults, recovery, parity)
+    remove venvs hundreds of times, and on this ext4 a copy of a 1,800-entry venv costs 0.4 to
+    0.9 s of system time against 0.1 s on a tmpfs. What they test (kills, faults, recovery, parity)
     does not depend on the filesystem; the suites that touch it (durability, watching, uv's
     links, the containment walk) run with VENVTX_TESTS_ON_DISK=1 (tests/CMakeLists.txt), and so
     does any suite run with it set by hand. Returns (path, whether it is in memory)."""
@@ -224,7 +224,8 @@ def scratch(prefix):
 
 
 def drop_scratch(path, in_memory):
-    """Removes a `scratch` dir (a failed test's is kept: in memory until the next boot)."""
+    """Removes a `scratch` dir and its tmpfs (a failed test's is kept, by not calling this: in
+    memory until the next boot)."""
     if in_memory:
         subprocess.run(["umount", "-l", path])
     shutil.rmtree(path, ignore_errors=True)
