@@ -87,12 +87,17 @@ def own_scripts(venv):
                 f.write("\n".join(fixed) + "\n")
 
 
-def write_wheel(*args, **kwargs):
-    """tests/fixtures/make_story_venv.py's write_wheel (a PEP 427 wheel from a dict of files)."""
+def story_fixture():
+    """tests/fixtures/make_story_venv.py as a module."""
     spec = importlib.util.spec_from_file_location("make_story_venv", FIXTURE)
     fixture = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fixture)
-    return fixture.write_wheel(*args, **kwargs)
+    return fixture
+
+
+def write_wheel(*args, **kwargs):
+    """The fixture's write_wheel (a PEP 427 wheel from a dict of files)."""
+    return story_fixture().write_wheel(*args, **kwargs)
 
 
 def site_packages(venv):

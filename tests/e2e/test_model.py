@@ -62,8 +62,9 @@ import traceback
 import unittest
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from support import VENVTX, drop_scratch, flat, scratch, tree_diff, tree_hash
+from support import VENVTX, drop_scratch, flat, scratch, story_fixture, tree_diff, tree_hash
 
 PACKAGES = ("alpha", "beta", "gamma")
 VERSIONS = ("1.0", "2.0", "3.0")
@@ -322,22 +323,12 @@ class Fixture:
                        stdout=subprocess.DEVNULL)
         # setuptools and pip are a thousand files that every copy and every hash would carry for
         # nothing: setuptools goes, pip moves out of the venv and stays importable through a .pth
-        # file, so `<venv>/bin/python -m pip` (what venvtx runs) is still the venv's own pip.
-        pip(self.template, "uninstall", "-y", "-q", "setuptools", env=env)
-        site = self.site_packages(self.template)
-        for leftover in ("_distutils_hack", "distutils-precedence.pth"):
-            path = os.path.join(site, leftover)
-            shutil.rmtree(path) if os.path.isdir(path) else (os.path.exists(path) and os.unlink(path))
-        self.pip_lib = os.path.join(self.root, "pip-lib")
-        os.mkdir(self.pip_lib)
-        for entry in os.listdir(site):
-            if entry == "pip" or (entry.startswith("pip-") and entry.endswith(".dist-info")):
-                shutil.move(os.path.join(site, entry), os.path.join(self.pip_lib, entry))
+        # file, so `<venv>/bin/python -m pip` (what venvtx runs) is still the venv's own pip; its
+        # scripts go too.
+        story_fixture().move_pip_outside(Path(self.template), Path(self.root) / "pip-lib")
         for entry in os.listdir(os.path.join(self.template, "bin")):
             if re.fullmatch(r"pip[0-9.]*", entry):
                 os.unlink(os.path.join(self.template, "bin", entry))
-        with open(os.path.join(site, "venvtx-model-pip.pth"), "w") as f:
-            f.write(self.pip_lib + "\n")
         # share/ exists before any test wheel puts data there, so no distribution's removal
         # depends on who deletes a directory it leaves empty (pip leaves share/, venvtx not).
         os.makedirs(os.path.join(self.template, "share"))
@@ -350,13 +341,13 @@ class Fixture:
 
         def subtree(pair):
             name, version = pair
-            scratch = os.path.join(self.root, "scratch-%s-%s" % pair)
-            subprocess.run(["cp", "-a", base_venv, scratch], check=True)
-            self.pip_ok(scratch, "install", *self.pip_args("%s==%s" % pair))
-            tree = venv_state(scratch, self.template)
+            work = os.path.join(self.root, "scratch-%s-%s" % pair)
+            subprocess.run(["cp", "-a", base_venv, work], check=True)
+            self.pip_ok(work, "install", *self.pip_args("%s==%s" % pair))
+            tree = venv_state(work, self.template)
             missing = [p for p in self.base if p not in tree]
             assert not missing, "installing %s %s removed %s" % (name, version, missing)
-            shutil.rmtree(scratch)
+            shutil.rmtree(work)
             return pair, {p: h for p, h in tree.items() if self.base.get(p) != h}
 
         with ThreadPoolExecutor(max_workers=2) as pool:
