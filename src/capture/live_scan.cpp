@@ -8,11 +8,9 @@
 #include "venvtx/core/unique_fd.hpp"
 
 #include <cerrno>
-#include <csignal>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/stat.h>
 
 namespace venvtx {
@@ -87,7 +85,10 @@ std::int64_t fs_clock_now() {
     return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root) {
+namespace {
+
+// scan_live on `workers` threads.
+LiveScan scan_on(const VenvLayout& layout, const std::filesystem::path& store_root, std::size_t workers) {
     LiveScan scan;
     scan.started_ns = fs_clock_now();
     UniqueFd root(::open(layout.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -116,9 +117,15 @@ LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_
         } else {
             frontier[i].entry->node.type = NodeType::absent;
         }
-    });
+    }, workers);
     scan.paths = scan.root.dir ? count_paths(*scan.root.dir) : 0;
     return scan;
+}
+
+} // namespace
+
+LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root) {
+    return scan_on(layout, store_root, live::worker_count());
 }
 
 LiveScanning::LiveScanning(const VenvLayout& layout, const std::filesystem::path& store_root,
@@ -134,19 +141,15 @@ LiveScanning::LiveScanning(const VenvLayout& layout, const std::filesystem::path
         ::sched_yield(); // a tick is 1 to 4 ms; the versions read since took most of it
         started = fs_clock_now();
     }
-    sigset_t all;
-    sigset_t was;
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &was); // signals stay the main thread's, which forwards them
     const Fs& fs = Fs::instance(); // made here: a fork beside its making would inherit its lock
-    m_scan = std::async(std::launch::async, [layout, store_root, started, &fs] {
+    // One worker: the command, an installer's one busy thread, keeps the other cores.
+    m_scan = live::beside([layout, store_root, started, &fs] {
                  fs.hook("live_scan"); // a test's command changes the venv first
-                 LiveScan scan = scan_live(layout, store_root);
+                 LiveScan scan = scan_on(layout, store_root, 1);
                  scan.started_ns = started; // read here, before the command starts
                  scan.beside_command = true;
                  return scan;
              }).share();
-    ::pthread_sigmask(SIG_SETMASK, &was, nullptr);
 }
 
 const LiveScan& LiveScanning::get() { return m_scan.get(); }

@@ -4,7 +4,11 @@
 
 #include "venvtx/capture/live_scan.hpp"
 
+#include <csignal>
 #include <functional>
+#include <future>
+#include <pthread.h>
+#include <type_traits>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -49,9 +53,23 @@ struct Pending {
 void read_tree(int fd, const std::string& rel, LiveEntry& into, const std::string& store_name,
                std::vector<Pending>* deferred = nullptr);
 
-// Calls work(worker, i) for every i below `count`, on as many workers as there are cores (8
-// at most); `worker` tells each its own output.
+// Calls work(worker, i) for every i below `count`, on `workers` threads; `worker` tells each
+// its own output. worker_count(): as many as there are cores (8 at most).
 std::size_t worker_count();
-void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work);
+void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work,
+                std::size_t workers = worker_count());
+
+// `work` on a thread of its own, every signal blocked there: they stay the main thread's, which
+// forwards them to its children.
+template <typename Work>
+std::future<std::invoke_result_t<Work>> beside(Work work) {
+    sigset_t all;
+    sigset_t was;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &was);
+    auto started = std::async(std::launch::async, std::move(work));
+    ::pthread_sigmask(SIG_SETMASK, &was, nullptr);
+    return started;
+}
 
 } // namespace venvtx::live

@@ -10,9 +10,12 @@
 
 namespace venvtx {
 
-// `before`: scan_live of the venv taken before the command ran (under the locks).
+// `before`: scan_live of the venv taken before the command ran (under the locks); the venv is
+// checked against it now.
 Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before, Outcome outcome);
-// The changes themselves: the venv scanned again, less what transaction `tx` journaled.
+// The same with a check made already (LiveChecking, once a previewed command ended).
+Outcome with_outside_changes(const Context& context, Store& store, LiveCheck check, Outcome outcome);
+// The changes themselves: the venv checked again now, less what transaction `tx` did itself.
 std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
                                         std::optional<std::int64_t> tx);
 
