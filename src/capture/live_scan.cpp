@@ -85,10 +85,7 @@ std::int64_t fs_clock_now() {
     return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-namespace {
-
-// scan_live on `workers` threads.
-LiveScan scan_on(const VenvLayout& layout, const std::filesystem::path& store_root, std::size_t workers) {
+LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root) {
     LiveScan scan;
     scan.started_ns = fs_clock_now();
     UniqueFd root(::open(layout.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -117,15 +114,9 @@ LiveScan scan_on(const VenvLayout& layout, const std::filesystem::path& store_ro
         } else {
             frontier[i].entry->node.type = NodeType::absent;
         }
-    }, workers);
+    });
     scan.paths = scan.root.dir ? count_paths(*scan.root.dir) : 0;
     return scan;
-}
-
-} // namespace
-
-LiveScan scan_live(const VenvLayout& layout, const std::filesystem::path& store_root) {
-    return scan_on(layout, store_root, live::worker_count());
 }
 
 LiveScanning::LiveScanning(const VenvLayout& layout, const std::filesystem::path& store_root,
@@ -142,10 +133,9 @@ LiveScanning::LiveScanning(const VenvLayout& layout, const std::filesystem::path
         started = fs_clock_now();
     }
     const Fs& fs = Fs::instance(); // made here: a fork beside its making would inherit its lock
-    // One worker: the command, an installer's one busy thread, keeps the other cores.
     m_scan = live::beside([layout, store_root, started, &fs] {
                  fs.hook("live_scan"); // a test's command changes the venv first
-                 LiveScan scan = scan_on(layout, store_root, 1);
+                 LiveScan scan = scan_live(layout, store_root);
                  scan.started_ns = started; // read here, before the command starts
                  scan.beside_command = true;
                  return scan;

@@ -73,11 +73,10 @@ std::size_t worker_count() {
     return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
 }
 
-void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work,
-                std::size_t workers) {
+void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work) {
     std::atomic<std::size_t> taken{0};
     std::vector<std::thread> threads;
-    for (std::size_t w = 0; w < workers; ++w) {
+    for (std::size_t w = 0; w < worker_count(); ++w) {
         threads.emplace_back([&, w] {
             for (std::size_t i = taken++; i < count; i = taken++) {
                 work(w, i);

@@ -53,11 +53,10 @@ struct Pending {
 void read_tree(int fd, const std::string& rel, LiveEntry& into, const std::string& store_name,
                std::vector<Pending>* deferred = nullptr);
 
-// Calls work(worker, i) for every i below `count`, on `workers` threads; `worker` tells each
-// its own output. worker_count(): as many as there are cores (8 at most).
+// Calls work(worker, i) for every i below `count`, on as many workers as there are cores (8
+// at most); `worker` tells each its own output.
 std::size_t worker_count();
-void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work,
-                std::size_t workers = worker_count());
+void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work);
 
 // `work` on a thread of its own, every signal blocked there: they stay the main thread's, which
 // forwards them to its children.
