@@ -9,12 +9,10 @@
 #include "venvtx/core/unique_fd.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cerrno>
 #include <fcntl.h>
 #include <iterator>
-#include <string_view>
 #include <sys/stat.h>
 
 namespace venvtx {
@@ -42,19 +40,16 @@ bool stamped_since(const LiveNode& node, std::int64_t from) {
     return node.ctime_ns >= from - (node.ctime_ns % live::k_coarse_stamp_ns == 0 ? k_clock_slack_ns : 0);
 }
 
-// The entry named `name` in the directory `dir` as scanned, or nullptr.
-const LiveEntry* entry_named(const LiveEntry& dir, std::string_view name) {
-    if (!dir.dir) {
-        return nullptr;
+bool below_any(const std::set<std::string>& units, const std::string& path) {
+    if (units.empty()) {
+        return false;
     }
-    const std::vector<LiveEntry>& entries = dir.dir->entries;
-    auto found = std::lower_bound(entries.begin(), entries.end(), name,
-                                  [](const LiveEntry& entry, std::string_view wanted) { return entry.name < wanted; });
-    return found != entries.end() && found->name == name ? &*found : nullptr;
-}
-
-void sort_by_path(std::vector<LiveChange>& changes) {
-    std::sort(changes.begin(), changes.end(), [](const LiveChange& a, const LiveChange& b) { return a.path < b.path; });
+    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+        if (units.count(path.substr(0, slash)) != 0) {
+            return true;
+        }
+    }
+    return units.count(path) != 0;
 }
 
 struct Checking {
@@ -64,11 +59,10 @@ struct Checking {
 
 class ChangeFinder {
 public:
-    // `apart`: paths left out, and with them venvtx's own temporaries (nullptr: none).
     ChangeFinder(LiveCheck& out, const std::string& store_name, const LiveScan& before,
-                 const std::set<std::string>* apart = nullptr)
+                 const std::set<std::string>& relinked)
         : m_out(out), m_store_name(store_name), m_racy_after(before.started_ns - k_clock_slack_ns),
-          m_beside_from(before.beside_command ? before.started_ns : INT64_MAX), m_apart(apart) {}
+          m_beside_from(before.beside_command ? before.started_ns : INT64_MAX), m_relinked(relinked) {}
 
     // The directory open at `fd`, venv-relative `rel`, against what `was` held; its
     // subdirectories too or, given `deferred`, only listed there.
@@ -98,14 +92,10 @@ public:
             if (old != entries.end() && old->node.type == NodeType::absent) {
                 ++old;
             } else if (found == listed.end() || (old != entries.end() && old->name < found->name)) {
-                if (!left_apart(rel, old->name)) {
-                    removed(live::joined(rel, old->name), *old);
-                }
+                removed(live::joined(rel, old->name), *old);
                 ++old;
             } else if (old == entries.end() || found->name < old->name) {
-                if (!left_apart(rel, found->name)) {
-                    added(fd, rel, found->name);
-                }
+                added(fd, rel, found->name);
                 ++found;
             } else {
                 check_entry(fd, rel, *old, deferred);
@@ -120,32 +110,8 @@ public:
         removed_below(path, was);
     }
 
-    // `name` in the directory open at `fd` (venv-relative `rel`; -1: gone), against `was` (nullptr:
-    // not there before).
-    void check_name(int fd, const std::string& rel, const std::string& name, const LiveEntry* was) {
-        bool there_before = was != nullptr && was->node.type != NodeType::absent;
-        if (fd < 0) {
-            if (there_before) {
-                removed(live::joined(rel, name), *was);
-            }
-        } else if (there_before) {
-            check_entry(fd, rel, *was, nullptr);
-        } else {
-            added(fd, rel, name);
-        }
-    }
-
 private:
-    // A path left out, or one of venvtx's temporaries beside it: a switch's shadow
-    // (`.venvtx-sw-*`), a file written beside its target (`.venvtx-tmp-*`, `.venvtx-move-*`).
-    bool left_apart(const std::string& rel, const std::string& name) const {
-        return m_apart != nullptr && (name.starts_with(".venvtx-") || m_apart->count(live::joined(rel, name)) != 0);
-    }
-
     void check_entry(int fd, const std::string& rel, const LiveEntry& was, std::vector<Checking>* deferred) {
-        if (left_apart(rel, was.name)) {
-            return;
-        }
         ++m_out.paths;
         if (was.node.type == NodeType::dir) {
             check_subdir(fd, rel, was, deferred);
@@ -164,10 +130,9 @@ private:
         if (now.type == NodeType::dir) {
             note(live::joined(rel, was.name), "modified"); // a directory now
             added_below(fd, was.name, live::joined(rel, was.name));
-        } else if (leaf_changed(was.node, now)) {
+        } else if (leaf_changed(was.node, now) ||
+                   (ctime_moved(was.node, now) && !below_any(m_relinked, live::joined(rel, was.name)))) {
             note(live::joined(rel, was.name), "modified");
-        } else if (ctime_moved(was.node, now)) {
-            note(live::joined(rel, was.name), "modified", true);
         }
     }
 
@@ -235,25 +200,19 @@ private:
         }
     }
 
-    void note(std::string path, const char* change, bool ctime_alone = false) {
-        m_out.changes.push_back({std::move(path), change, ctime_alone});
-    }
+    void note(std::string path, const char* change) { m_out.changes.push_back({std::move(path), change}); }
 
     LiveCheck& m_out;
     const std::string& m_store_name;
     std::int64_t m_racy_after;
     std::int64_t m_beside_from;
-    const std::set<std::string>* m_apart;
+    const std::set<std::string>& m_relinked;
 };
 
 } // namespace
 
-namespace {
-
-// The check from the venv's root, but the paths in `apart` (nullptr: none).
-LiveCheck check_from_root(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
-                          const std::set<std::string>* apart) {
-    auto started = std::chrono::steady_clock::now();
+LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
+                        const std::set<std::string>& relinked) {
     LiveCheck check;
     if (!before.root.dir) {
         return check;
@@ -265,7 +224,7 @@ LiveCheck check_from_root(const LiveScan& before, const VenvLayout& layout, cons
         for (const auto& [rel, was] : frontier) {
             UniqueFd dir(rel.empty() ? ::open(layout.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                                      : live::open_below(layout.root, rel));
-            ChangeFinder finder(check, store_name, before, apart);
+            ChangeFinder finder(check, store_name, before, relinked);
             if (dir.valid()) {
                 finder.check_dir(dir.get(), rel, *was, &next);
             } else if (rel.empty()) {
@@ -278,7 +237,7 @@ LiveCheck check_from_root(const LiveScan& before, const VenvLayout& layout, cons
     }
     std::vector<LiveCheck> parts(live::worker_count());
     live::on_workers(frontier.size(), [&](std::size_t worker, std::size_t i) {
-        ChangeFinder finder(parts[worker], store_name, before, apart);
+        ChangeFinder finder(parts[worker], store_name, before, relinked);
         UniqueFd dir(live::open_below(layout.root, frontier[i].rel));
         if (dir.valid()) {
             finder.check_dir(dir.get(), frontier[i].rel, *frontier[i].was);
@@ -291,73 +250,8 @@ LiveCheck check_from_root(const LiveScan& before, const VenvLayout& layout, cons
         check.reread += part.reread;
         std::move(part.changes.begin(), part.changes.end(), std::back_inserter(check.changes));
     }
-    sort_by_path(check.changes);
-    check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return check;
-}
-
-// The entry the scan has at venv-relative `path` ("" its root), or nullptr.
-const LiveEntry* scanned_at(const LiveScan& before, const std::string& path) {
-    const LiveEntry* entry = &before.root;
-    for (std::size_t from = 0; entry != nullptr && from < path.size();) {
-        std::size_t slash = std::min(path.find('/', from), path.size());
-        entry = entry_named(*entry, std::string_view(path).substr(from, slash - from));
-        from = slash + 1;
-    }
-    return entry;
-}
-
-// Another path of `paths` is an ancestor of `path`.
-bool below_another(const std::set<std::string>& paths, const std::string& path) {
-    for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-        if (paths.count(path.substr(0, slash)) != 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-// What changed at and below each of `paths` since `before`, unsorted.
-LiveCheck check_within(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
-                       const std::set<std::string>& paths) {
-    auto started = std::chrono::steady_clock::now();
-    LiveCheck check;
-    ChangeFinder finder(check, live::store_name_in(layout, store_root), before);
-    for (const auto& path : paths) {
-        if (path.empty() || below_another(paths, path)) {
-            continue; // checked with the ancestor
-        }
-        std::size_t slash = path.rfind('/');
-        std::string parent = slash == std::string::npos ? "" : path.substr(0, slash);
-        std::string name = path.substr(slash == std::string::npos ? 0 : slash + 1);
-        const LiveEntry* was_parent = scanned_at(before, parent);
-        UniqueFd dir(parent.empty() ? ::open(layout.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                                    : live::open_below(layout.root, parent));
-        finder.check_name(dir.get(), parent, name, was_parent ? entry_named(*was_parent, name) : nullptr);
-    }
-    check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return check;
-}
-
-} // namespace
-
-LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root) {
-    return check_from_root(before, layout, store_root, nullptr);
-}
-
-LiveChecking::LiveChecking(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
-                           std::set<std::string> apart)
-    : m_before(before), m_layout(layout), m_store_root(store_root), m_apart(std::move(apart)),
-      m_check(live::beside([this] { return check_from_root(m_before, m_layout, m_store_root, &m_apart); })) {}
-
-LiveCheck LiveChecking::finish() {
-    LiveCheck check = m_check.get();
-    LiveCheck within = check_within(m_before, m_layout, m_store_root, m_apart);
-    check.paths += within.paths;
-    check.reread += within.reread;
-    check.seconds += within.seconds;
-    std::move(within.changes.begin(), within.changes.end(), std::back_inserter(check.changes));
-    sort_by_path(check.changes);
+    std::sort(check.changes.begin(), check.changes.end(),
+              [](const LiveChange& a, const LiveChange& b) { return a.path < b.path; });
     return check;
 }
 

@@ -8,9 +8,11 @@
 #include "venvtx/core/unique_fd.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 namespace venvtx {
@@ -132,14 +134,19 @@ LiveScanning::LiveScanning(const VenvLayout& layout, const std::filesystem::path
         ::sched_yield(); // a tick is 1 to 4 ms; the versions read since took most of it
         started = fs_clock_now();
     }
+    sigset_t all;
+    sigset_t was;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &was); // signals stay the main thread's, which forwards them
     const Fs& fs = Fs::instance(); // made here: a fork beside its making would inherit its lock
-    m_scan = live::beside([layout, store_root, started, &fs] {
+    m_scan = std::async(std::launch::async, [layout, store_root, started, &fs] {
                  fs.hook("live_scan"); // a test's command changes the venv first
                  LiveScan scan = scan_live(layout, store_root);
                  scan.started_ns = started; // read here, before the command starts
                  scan.beside_command = true;
                  return scan;
              }).share();
+    ::pthread_sigmask(SIG_SETMASK, &was, nullptr);
 }
 
 const LiveScan& LiveScanning::get() { return m_scan.get(); }

@@ -4,11 +4,7 @@
 
 #include "venvtx/capture/live_scan.hpp"
 
-#include <csignal>
 #include <functional>
-#include <future>
-#include <pthread.h>
-#include <type_traits>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -57,18 +53,5 @@ void read_tree(int fd, const std::string& rel, LiveEntry& into, const std::strin
 // at most); `worker` tells each its own output.
 std::size_t worker_count();
 void on_workers(std::size_t count, const std::function<void(std::size_t worker, std::size_t i)>& work);
-
-// `work` on a thread of its own, every signal blocked there: they stay the main thread's, which
-// forwards them to its children.
-template <typename Work>
-std::future<std::invoke_result_t<Work>> beside(Work work) {
-    sigset_t all;
-    sigset_t was;
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_BLOCK, &all, &was);
-    auto started = std::async(std::launch::async, std::move(work));
-    ::pthread_sigmask(SIG_SETMASK, &was, nullptr);
-    return started;
-}
 
 } // namespace venvtx::live

@@ -25,7 +25,6 @@
 #include "venvtx/venv/inventory.hpp"
 #include "venvtx/venv/names.hpp"
 #include "venvtx/venv/own_distribution.hpp"
-#include "venvtx/venv/switch_units.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -33,7 +32,6 @@
 #include <unistd.h>
 #include <map>
 #include <memory>
-#include <set>
 
 namespace venvtx {
 
@@ -298,17 +296,6 @@ std::vector<std::string> uninstall_command(const std::vector<std::string>& insta
 
 namespace {
 
-// What an apply of `entries` changes, at or below: each path's unit, or the path itself where it
-// is an area or an ancestor of one (brought to its state after the units).
-std::set<std::string> applied_apart(const VenvLayout& layout, const std::vector<Entry>& entries) {
-    SwitchUnits units(layout);
-    std::set<std::string> apart;
-    for (const auto& entry : entries) {
-        apart.insert(units.unit_of(entry.path).value_or(entry.path));
-    }
-    return apart;
-}
-
 // A dry run is refused as the change itself would be: one that would replace the running
 // venvtx's own distribution, without --force.
 void refuse_planned_own_change(const Context& context, const CommandOptions& options,
@@ -395,10 +382,6 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
     LiveScanning live_scan(context.layout, context.store_root,
                            previewing ? std::optional(quiet_since) : std::nullopt);
     bool linked = false; // link capture links every file first, which moves every ctime: its own diff sees all
-    // A previewed command's check, begun once it ended; not when a probe runs on the live venv
-    // after the apply (what it writes there is the transaction's, but not journaled).
-    bool probe_live = !options.mutation.probe.code.empty() && options.mutation.probe_live;
-    std::optional<LiveChecking> checked_beside;
     PreviewedChange change;
     change.kind = options.kind;
     change.watched = watched;
@@ -418,18 +401,12 @@ Outcome run_command_transaction(const Context& context, const CommandOptions& op
         }
         if (!preview.failure && !preview.probe_failed()) {
             plan.entries = read_upper_layer(preview.layer, context.layout, hidden_from_preview(context));
-            if (!probe_live) { // nothing but the apply changes the live venv from here: checked beside it
-                checked_beside.emplace(live_scan.get(), context.layout, context.store_root,
-                                       applied_apart(context.layout, plan.entries));
-            }
         }
         return plan;
     };
     change.changed_live = [&] { return changed_outside(context, store, live_scan.get(), std::nullopt); };
     Outcome outcome = run_previewed(context, options.mutation, store, change);
-    if (checked_beside) {
-        outcome = with_outside_changes(context, store, checked_beside->finish(), std::move(outcome));
-    } else if (!linked) {
+    if (!linked) {
         outcome = with_outside_changes(context, store, live_scan.get(), std::move(outcome));
     }
     return retain_after(context, store, std::move(outcome));

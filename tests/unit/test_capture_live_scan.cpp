@@ -1,6 +1,5 @@
 // scan_live and changes_since: every change found, whatever name it came through; unchanged
 // directories are not read again, and a change in the scan's own clock tick is not missed.
-// LiveChecking: the same changes found in its two parts.
 #include "venvtx/capture/live_scan.hpp"
 
 #include "temp_dir.hpp"
@@ -9,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
@@ -120,55 +118,6 @@ TEST_SUITE("live_scan") {
         struct timespec times[2] = {was.st_atim, was.st_mtim};
         REQUIRE(::utimensat(AT_FDCWD, file.c_str(), times, 0) == 0);
         CHECK(listed(venv.since(before)) == std::vector<std::string>{"modified " + k_site + "torch/__init__.py"});
-    }
-
-    TEST_CASE("a leaf whose ctime alone moved is named as such; a write is not") {
-        Venv venv;
-        stdfs::path six = venv.site() / "six.py";
-        venvtx::LiveScan before = venv.scan();
-        next_tick();
-        stdfs::permissions(six, stdfs::perms::owner_read);
-        stdfs::permissions(six, stdfs::perms::owner_read | stdfs::perms::owner_write | stdfs::perms::group_read |
-                                    stdfs::perms::others_read);
-        venvtx::LiveCheck check = venv.since(before);
-        REQUIRE(listed(check) == std::vector<std::string>{"modified " + k_site + "six.py"});
-        CHECK(check.changes.front().ctime_alone);
-        write_file(six, "seven\n");
-        check = venv.since(before);
-        REQUIRE(listed(check) == std::vector<std::string>{"modified " + k_site + "six.py"});
-        CHECK_FALSE(check.changes.front().ctime_alone);
-    }
-
-    TEST_CASE("checked beside an apply: its paths and venvtx's temporaries apart, then its paths") {
-        Venv venv;
-        venvtx::LiveScan before = venv.scan();
-        next_tick();
-        write_file(venv.site() / "torch" / "__init__.py", "import torch._C  # 2.12\n");
-        stdfs::remove_all(venv.site() / "torch-2.11.0.dist-info");
-        write_file(venv.site() / "torch-2.12.0.dist-info" / "RECORD", "torch/__init__.py,,\n");
-        write_file(venv.site() / ".venvtx-sw-3-1-0" / "__init__.py", "a shadow\n");
-        write_file(venv.site() / ".venvtx-tmp-7-six.py", "being written\n");
-        write_file(venv.site() / "evil.py", "import os\n");
-        std::vector<std::string> everything{
-            "added " + k_site + ".venvtx-sw-3-1-0",
-            "added " + k_site + ".venvtx-sw-3-1-0/__init__.py",
-            "added " + k_site + ".venvtx-tmp-7-six.py",
-            "added " + k_site + "evil.py",
-            "removed " + k_site + "torch-2.11.0.dist-info",
-            "removed " + k_site + "torch-2.11.0.dist-info/RECORD",
-            "added " + k_site + "torch-2.12.0.dist-info",
-            "added " + k_site + "torch-2.12.0.dist-info/RECORD",
-            "modified " + k_site + "torch/__init__.py",
-        };
-        venvtx::LiveCheck whole = venv.since(before);
-        CHECK(listed(whole) == everything);
-        // The apply's units (one of them twice, with a path below it) and the temporaries beside
-        // them: only the temporaries are left out.
-        std::set<std::string> apart{k_site + "torch", k_site + "torch/lib", k_site + "torch-2.11.0.dist-info",
-                                    k_site + "torch-2.12.0.dist-info"};
-        venvtx::LiveChecking checking(before, venv.layout, venv.store, apart);
-        venvtx::LiveCheck check = checking.finish();
-        CHECK(listed(check) == std::vector<std::string>(everything.begin() + 3, everything.end()));
     }
 
     TEST_CASE("only the directories whose ctime moved are read again") {

@@ -79,42 +79,18 @@ private:
 struct LiveChange {
     std::string path;
     const char* change;  // "added", "removed" or "modified"
-    // A leaf whose ctime alone moved, its link count back where it was: a write that set its
-    // mtime back, an xattr, or, below a unit a transaction switched, its unchanged file linked
-    // into the shadow and unlinked from the old version (no change at all).
-    bool ctime_alone = false;
 };
 
 struct LiveCheck {
     std::vector<LiveChange> changes;  // sorted by path
     std::size_t paths = 0;            // the paths looked at
     std::size_t reread = 0;           // the directories read again
-    double seconds = 0;               // how long it took
 };
 
-// What changed in the live venv since `before` was scanned. A switch's shadow that appeared
-// (`.venvtx-sw-*`, made and cleared by a transaction applied beside the check) is named, not
-// what it holds.
-LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root);
-
-// changes_since in two parts, for a previewed command once it has ended: on a thread of its
-// own, begun now and run beside the apply of what the command did in its view, everything but
-// the paths in `apart` (the apply's units and the areas it changes itself) and venvtx's own
-// temporaries beside them (`.venvtx-*`: a switch's shadows, files written beside their target);
-// then, once the apply is done, the paths in `apart`.
-class LiveChecking {
-public:
-    LiveChecking(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
-                 std::set<std::string> apart);
-    LiveChecking(LiveChecking&&) = delete;  // its thread holds `this`
-    LiveCheck finish();  // waits for the first part, checks the second; throws what either threw
-
-private:
-    const LiveScan& m_before;
-    VenvLayout m_layout;
-    std::filesystem::path m_store_root;
-    std::set<std::string> m_apart;
-    std::future<LiveCheck> m_check;  // last: its thread reads the members above
-};
+// What changed in the live venv since `before` was scanned. Below a unit in `relinked` (one a
+// transaction switched: its unchanged files were linked into a shadow and unlinked from the old
+// version), a file's ctime moved with its link count and back, so only a ctime move is no change.
+LiveCheck changes_since(const LiveScan& before, const VenvLayout& layout, const std::filesystem::path& store_root,
+                        const std::set<std::string>& relinked = {});
 
 } // namespace venvtx

@@ -10,12 +10,9 @@
 
 namespace venvtx {
 
-// `before`: scan_live of the venv taken before the command ran (under the locks); the venv is
-// checked against it now.
+// `before`: scan_live of the venv taken before the command ran (under the locks).
 Outcome with_outside_changes(const Context& context, Store& store, const LiveScan& before, Outcome outcome);
-// The same with a check made already (LiveChecking, once a previewed command ended).
-Outcome with_outside_changes(const Context& context, Store& store, LiveCheck check, Outcome outcome);
-// The changes themselves: the venv checked again now, less what transaction `tx` did itself.
+// The changes themselves: the venv scanned again, less what transaction `tx` journaled.
 std::vector<LiveChange> changed_outside(const Context& context, Store& store, const LiveScan& before,
                                         std::optional<std::int64_t> tx);
 
