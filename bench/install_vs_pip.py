@@ -161,8 +161,9 @@ def main():
             if args.baseline:
                 runs.insert(2, ([args.baseline, "--venv", e, "--quiet", "install", "--installer", "pip", spec,
                                  "--", "-q", *links], older))
-            if round_no % 2:
-                runs.reverse()
+            # Turns rotate a place each round: no row is always first after the sync of the copies.
+            turn = round_no % len(runs)
+            runs = runs[turn:] + runs[:turn]
             for cmd, times in runs:
                 times.append(timed(cmd, env))
             objects = os.path.join(a, ".venvtx", "objects")
