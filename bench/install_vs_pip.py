@@ -17,8 +17,10 @@ With --library-mb N, torch 2.11's libtorch_cuda.so weighs N MB (random bytes, it
 made to match), as a real one does: what the upgrade moves out then costs bytes, not only paths.
 --baseline OLD: an older venvtx build installs too (auto capture), on a fifth copy in the same
 round, and a line prints venvtx / baseline.
+--dirty-mb N: just before each row, another process leaves N MB written and not yet flushed on
+the venvs' filesystem (a training job's checkpoint, a download), deleted after the row.
 usage: bench/install_vs_pip.py [--rounds N] [--pad FILES] [--package-files N] [--library-mb N]
-                               [--venvtx PATH] [--baseline PATH]
+                               [--venvtx PATH] [--baseline PATH] [--dirty-mb N]
 """
 import argparse
 import base64
@@ -90,6 +92,14 @@ def big_wheels(work, files):
     return out
 
 
+def leave_dirty(path, megabytes):
+    """`megabytes` MB written to `path` and left unflushed, as another process's."""
+    block = b"\x5a" * (1 << 20)
+    with open(path, "wb") as f:
+        for _ in range(megabytes):
+            f.write(block)
+
+
 def timed(cmd, env):
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -107,6 +117,8 @@ def main():
     parser.add_argument("--library-mb", type=int, default=0, help="torch's libtorch_cuda.so weighs this many MB")
     parser.add_argument("--venvtx", default=os.path.join(REPO, "build", "venvtx"))
     parser.add_argument("--baseline", help="an older venvtx build to run beside --venvtx")
+    parser.add_argument("--dirty-mb", type=int, default=0,
+                        help="before each row, leave this many MB unflushed on the venvs' filesystem")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="venvtx-bench-install-")
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
@@ -165,7 +177,12 @@ def main():
             turn = round_no % len(runs)
             runs = runs[turn:] + runs[:turn]
             for cmd, times in runs:
+                dirty = os.path.join(work, "someone-elses.bin")
+                if args.dirty_mb:
+                    leave_dirty(dirty, args.dirty_mb)
                 times.append(timed(cmd, env))
+                if args.dirty_mb:
+                    os.unlink(dirty)
             objects = os.path.join(a, ".venvtx", "objects")
             growth.append(sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(objects) for f in fs))
             with sqlite3.connect(os.path.join(a, ".venvtx", "index.sqlite")) as db:
@@ -173,7 +190,9 @@ def main():
                                            "WHERE before_type = 'file' AND after_type != 'file' OR "
                                            "(before_type = 'file' AND after_type = 'file')").fetchone()[0])
         v, t, l, p = (statistics.median(x) for x in (ours, touched, linked, theirs))
-        print("venv: %d files; upgrade %s from local wheels" % (files, what))
+        print("venv: %d files; upgrade %s from local wheels%s" % (
+            files, what, "; %d MB of another process's writes unflushed before each row" % args.dirty_mb
+            if args.dirty_mb else ""))
         print("%-32s %8s %8s" % ("median of %d rounds" % args.rounds, "seconds", "ratio"))
         print("(venvtx rows: a venv venvtx knows, stamped before; the last: the first command in a new one)")
         print("%-32s %8.3f %8.2fx" % ("venvtx install (auto capture)", v, v / p))

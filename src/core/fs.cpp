@@ -631,4 +631,40 @@ void Fs::sync_filesystem(const stdfs::path& path) {
     check(::syncfs(fd.get()), "syncfs", path);
 }
 
+void Fs::flush(const std::vector<stdfs::path>& files, const std::set<stdfs::path>& dirs, const stdfs::path& root) {
+    if (files.size() + dirs.size() > k_flush_each_limit) {
+        sync_filesystem(root);
+        return;
+    }
+    step("flush", root);
+    auto opened = [](const stdfs::path& path, int flags, mode_t type) {
+        UniqueFd fd;
+        try {
+            fd = open_contained(path, flags | O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        } catch (const FsError&) {
+            return UniqueFd(); // its directory is gone
+        }
+        struct stat st {};
+        if (fd.valid() && (::fstat(fd.get(), &st) != 0 || (st.st_mode & S_IFMT) != type)) {
+            return UniqueFd();
+        }
+        return fd;
+    };
+    std::vector<std::pair<UniqueFd, const stdfs::path*>> writing;
+    for (const auto& file : files) {
+        if (UniqueFd fd = opened(file, 0, S_IFREG); fd.valid()) {
+            ::sync_file_range(fd.get(), 0, 0, SYNC_FILE_RANGE_WRITE); // a hint: fdatasync decides
+            writing.emplace_back(std::move(fd), &file);
+        }
+    }
+    for (const auto& [fd, path] : writing) {
+        check(::fdatasync(fd.get()), "fdatasync", *path);
+    }
+    for (const auto& dir : dirs) {
+        if (UniqueFd fd = opened(dir, O_DIRECTORY, S_IFDIR); fd.valid()) {
+            check(::fsync(fd.get()), "fsync", dir);
+        }
+    }
+}
+
 } // namespace venvtx

@@ -62,21 +62,42 @@ void open_up_workdir(const stdfs::path& work, bool confined) {
     }
 }
 
+// A volatile mount leaves work/incompat/volatile/dirty in the work directory, and the kernel
+// refuses to mount the same layers again while it is there (preview/renamed_dirs does, as root).
+void clear_volatile_mark(int work) {
+    auto below = [](int dir, const char* name) {
+        return UniqueFd(::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    };
+    UniqueFd inner = below(work, "work");
+    UniqueFd incompat = inner.valid() ? below(inner.get(), "incompat") : UniqueFd();
+    UniqueFd marked = incompat.valid() ? below(incompat.get(), "volatile") : UniqueFd();
+    if (marked.valid()) {
+        ::unlinkat(marked.get(), "dirty", 0);
+        ::unlinkat(incompat.get(), "volatile", AT_REMOVEDIR);
+        ::unlinkat(inner.get(), "incompat", AT_REMOVEDIR);
+    }
+}
+
 } // namespace
 
 bool mount_view_overlay(int lower, int upper, int work, bool root) {
+    clear_volatile_mark(work);
     std::string layers = "lowerdir=" + fd_path(lower) + ",upperdir=" + fd_path(upper) + ",workdir=" + fd_path(work) +
                          (root ? "" : ",userxattr");
     // No file is metadata only. A renamed directory is a redirect where the kernel allows it
     // (root: pip's stash of a package copies nothing; preview/renamed_dirs makes it whole before
-    // the layer is read), else copied.
+    // the layer is read), else copied. Volatile where the kernel has it (5.10 on): the overlay
+    // never syncs the upper layer (its unmount would syncfs the venv's filesystem: every
+    // process's unwritten data there); what the apply takes from it, venvtx flushes in place.
     std::vector<std::string> tries = {",redirect_dir=off,metacopy=off,index=off", ""};
     if (root) { // userxattr (a user namespace) takes no redirects
         tries.insert(tries.begin(), ",redirect_dir=on,metacopy=off,index=off");
     }
     for (const auto& options : tries) {
-        if (::mount("overlay", fd_path(lower).c_str(), "overlay", 0, (layers + options).c_str()) == 0) {
-            return true;
+        for (const char* syncing : {",volatile", ""}) {
+            if (::mount("overlay", fd_path(lower).c_str(), "overlay", 0, (layers + options + syncing).c_str()) == 0) {
+                return true;
+            }
         }
     }
     return false;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <sys/stat.h>
 
 namespace venvtx {
@@ -151,10 +152,25 @@ public:
             guarded(*entry, [&] { remove_dir(*entry); });
             guarded(*entry, [&] { close_dir(*entry); });
         }
-        Fs::instance().sync_filesystem(m_layout.root);
+        flush_placed();
         if (m_io_error) {
             throw *m_io_error; // worth another try: the caller leaves the transaction to `recover`
         }
+    }
+
+    // Every file this run may have put in place, and every directory whose entries it changed,
+    // on disk before the index says so.
+    void flush_placed() {
+        std::vector<stdfs::path> files;
+        std::set<stdfs::path> dirs;
+        for (const auto& entry : m_entries) {
+            stdfs::path path = where(entry.path);
+            if (target_of(entry, m_side).type == NodeType::file) {
+                files.push_back(path);
+            }
+            dirs.insert(path.parent_path());
+        }
+        Fs::instance().flush(files, dirs, m_layout.root);
     }
 
     MaterializeResult check() {

@@ -27,17 +27,18 @@ void clone_node(const stdfs::path& from, const stdfs::path& to, const NodeState&
 }
 
 void clone_below(const stdfs::path& from, const stdfs::path& to, const std::string& rel, const UnitPathTest& skip,
-                 std::vector<ClosedDir>& closed) {
+                 std::vector<ClosedDir>& closed, std::vector<stdfs::path>& made) {
     Fs& fs = Fs::instance();
     for (const auto& name : Confinement::instance().names_in(from)) {
         std::string child = joined(rel, name);
         NodeState node = observe_node(from / name);
         if (node.type == NodeType::dir) {
             fs.clone_dir(from / name, to / name);
+            made.push_back(to / name);
             if ((node.mode & S_IRWXU) != S_IRWXU) {
                 closed.push_back({to / name, node.mode});
             }
-            clone_below(from / name, to / name, child, skip, closed);
+            clone_below(from / name, to / name, child, skip, closed, made);
         } else if (!skip(child)) {
             clone_node(from / name, to / name, node);
         }
@@ -103,14 +104,16 @@ std::int64_t inode_at(const stdfs::path& path) {
     return Confinement::instance().stat_node(path, st) ? static_cast<std::int64_t>(st.st_ino) : 0;
 }
 
-std::vector<ClosedDir> clone_tree(const stdfs::path& from, const stdfs::path& to, const UnitPathTest& skip) {
+std::vector<ClosedDir> clone_tree(const stdfs::path& from, const stdfs::path& to, const UnitPathTest& skip,
+                                  std::vector<stdfs::path>& made) {
     NodeState root = observe_node(from);
     Fs::instance().clone_dir(from, to);
+    made.push_back(to);
     std::vector<ClosedDir> closed;
     if ((root.mode & S_IRWXU) != S_IRWXU) {
         closed.push_back({to, root.mode});
     }
-    clone_below(from, to, "", skip, closed);
+    clone_below(from, to, "", skip, closed, made);
     return closed;
 }
 

@@ -26,10 +26,11 @@ std::filesystem::path exchange_trial_path(const std::filesystem::path& first_sha
 std::int64_t inode_at(const std::filesystem::path& path);
 
 // Clones the directory `from` at `to`: directories made open to their owner (those that were
-// not are returned, to close once the shadow is built), files and other nodes linked, symlinks
-// made again. A leaf `skip` names is left out (a journaled path the change writes anyway).
+// not are returned, to close once the shadow is built; each one made is added to `made`, to
+// flush), files and other nodes linked, symlinks made again. A leaf `skip` names is left out
+// (a journaled path the change writes anyway).
 std::vector<ClosedDir> clone_tree(const std::filesystem::path& from, const std::filesystem::path& to,
-                                  const UnitPathTest& skip);
+                                  const UnitPathTest& skip, std::vector<std::filesystem::path>& made);
 
 // Clones a leaf unit (a module, a script): a file linked, a symlink made again.
 void clone_leaf(const std::filesystem::path& from, const std::filesystem::path& to);

@@ -266,6 +266,9 @@ public:
             settle_switches(m_layout, m_store, m_tx); // nothing was switched: the shadows go
             return result;
         }
+        // Each shadow whole on disk before it is switched in: its files were flushed as they were
+        // placed, the links its clone made are flushed with the directories that hold them.
+        Fs::instance().flush({}, std::set<stdfs::path>(m_cloned.begin(), m_cloned.end()), m_layout.root);
         std::vector<std::string> switched = switch_units(rows);
         result.units = switched.size();
         result.placed = shadow.check_switched(switched);
@@ -360,7 +363,7 @@ private:
                 UnitPathTest skip = [&](const std::string& rel) {
                     return m_side == Side::after && journaled_in(unit)(rel);
                 };
-                std::vector<ClosedDir> more = clone_tree(live, m_layout.root / unit.shadow, skip);
+                std::vector<ClosedDir> more = clone_tree(live, m_layout.root / unit.shadow, skip, m_cloned);
                 closed.insert(closed.end(), more.begin(), more.end());
             } else if (m_side == Side::before && unit.live && is_leaf(observe_node(live).type)) {
                 clone_leaf(live, m_layout.root / unit.shadow); // what a restore finds there decides
@@ -412,6 +415,7 @@ private:
         mark_switches_ready(m_store.db(), rows);
         Fs& fs = Fs::instance();
         std::vector<std::string> switched;
+        std::set<stdfs::path> moved_in; // the directories the exchanges changed
         for (const auto& unit : m_units) {
             const SwitchRow& row = *by_unit.at(unit.path);
             stdfs::path live = m_layout.root / unit.path;
@@ -427,8 +431,10 @@ private:
                 fs.rename(live, shadow);
             }
             switched.push_back(unit.path);
+            moved_in.insert(live.parent_path());
+            moved_in.insert(shadow.parent_path());
         }
-        fs.sync_filesystem(m_layout.root);
+        fs.flush({}, moved_in, m_layout.root);
         return switched;
     }
 
@@ -461,6 +467,7 @@ private:
     Side m_side;
     const MaterializeSources& m_sources;
     std::vector<Unit> m_units;
+    std::vector<stdfs::path> m_cloned; // the directories clone_units made
 };
 
 } // namespace

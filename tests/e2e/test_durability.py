@@ -2,8 +2,9 @@
 writes still reach the disk), so these read the order of flushes and renames from a syscall
 trace (strace -y names each descriptor's path). The flushes that must come first, as
 docs/design.md lists them: the index's WAL before the first venv file moves (the journal, with
-synchronous=FULL), and syncfs of the venv after the files are put back and before the index
-says where they are."""
+synchronous=FULL), and, before the index says where the files put back are, each of them
+(fdatasync, under its own name or its package's shadow's) and each directory that took one
+(fsync, after the last rename into it), or the whole filesystem (syncfs)."""
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ from support import VENVTX, VenvTestCase
 
 CALL = re.compile(r"^\d+\s+(\w+)\((.*)\) = (-?\d+)")
 PATH = re.compile(r"<([^>]*)>")
+RENAME_AT = re.compile(r'^-?\d+<([^>]*)>, "([^"]*)", -?\d+<([^>]*)>, "([^"]*)"')
 
 
 class FlushOrder(VenvTestCase):
@@ -23,7 +25,8 @@ class FlushOrder(VenvTestCase):
         self.store = os.path.join(self.venv, ".venvtx")
 
     def traced(self, *args, rc=0, env=None):
-        """(call, [paths of its descriptors]) for each write, flush and rename of `venvtx args`."""
+        """(call, [paths of its descriptors], its arguments) for each write, flush and rename of
+        `venvtx args`."""
         trace = os.path.join(self.tmp, "trace.txt")
         proc = subprocess.run(["strace", "-f", "-y", "-qq", "-o", trace, "-e",
                                "trace=fsync,fdatasync,syncfs,rename,renameat,renameat2,pwrite64,write",
@@ -37,7 +40,7 @@ class FlushOrder(VenvTestCase):
             for line in f:
                 found = CALL.match(line)
                 if found and int(found.group(3)) >= 0:
-                    calls.append((found.group(1), PATH.findall(found.group(2))))
+                    calls.append((found.group(1), PATH.findall(found.group(2)), found.group(2)))
         return calls
 
     def in_venv(self, path):
@@ -78,10 +81,62 @@ class FlushOrder(VenvTestCase):
                     self.assertEqual(self.venvtx("remove", "sglang", "--preview", "never", env=env).returncode, 0)
                 calls = self.traced(*args, rc=rc, env=env)
                 last_move = max(i for i, call in enumerate(calls) if self.moves_in_venv(call))
-                after = calls[last_move + 1:]
-                synced = next((i for i, call in enumerate(after)
-                               if call[0] == "syncfs" and call[1] and self.in_venv(call[1][0])), None)
-                flushed = next((i for i, call in enumerate(after) if self.index_flush(call)), None)
-                self.assertIsNotNone(synced, "no syncfs of the venv after the files went back: %s" % after)
+                flushed = next((i for i in range(last_move + 1, len(calls)) if self.index_flush(calls[i])), None)
                 self.assertIsNotNone(flushed, "the index was never flushed after the files went back")
-                self.assertLess(synced, flushed, "the index was flushed before the venv: %s" % after)
+                if any(call[0] == "syncfs" and call[1] and self.in_venv(call[1][0])
+                       for call in calls[last_move + 1:flushed]):
+                    continue  # the whole filesystem
+                put_back = [os.path.join(self.venv, "bin", "sglang")] + [
+                    os.path.join(top, name) for package in ("sglang", "sglang-0.5.5.dist-info")
+                    for top, _, files in os.walk(os.path.join(self.site, package)) for name in files]
+                self.assertGreater(len(put_back), 5)
+                self.flushed_after_placed(calls[:flushed], put_back + sorted({os.path.dirname(p) for p in put_back}))
+
+    def test_a_package_switched_whole_is_flushed_with_the_files_it_kept(self):
+        # One file of torch goes; its rollback switches torch whole, its other files linked into
+        # the shadow: each directory of the shadow is on disk before it is switched in.
+        torch = os.path.join(self.site, "torch")
+        self.assertEqual(self.venvtx("run", "--", "rm", os.path.join(torch, "version.py")).returncode, 0)
+        calls = self.traced("rollback")
+        flushed = max(i for i, call in enumerate(calls) if self.index_flush(call))
+        self.assertIn(("renameat2", torch), [(call[0], self.rename_target(call)) for call in calls],
+                      "torch was not switched whole")
+        dirs = [top for top, _, _ in os.walk(torch)]
+        self.assertGreater(len(dirs), 3)
+        self.flushed_after_placed(calls[:flushed], [os.path.join(torch, "version.py")] + dirs)
+
+    @staticmethod
+    def rename_target(call):
+        names = RENAME_AT.match(call[2]) if call[0] in ("renameat", "renameat2") else None
+        return os.path.join(names.group(3), names.group(4)) if names else None
+
+    def flushed_after_placed(self, calls, paths):
+        """Each of `paths` (files and directories of the test's own walk) flushed after the last
+        rename that put it (a file) or an entry of it (a directory) in place: a package's shadow
+        stands for the package it is exchanged or renamed with."""
+        shadows = {}
+        for call in calls:
+            names = RENAME_AT.match(call[2]) if call[0] in ("renameat", "renameat2") else None
+            if names and names.group(2).startswith(".venvtx-sw-"):
+                shadows[os.path.join(names.group(1), names.group(2))] = os.path.join(names.group(3), names.group(4))
+
+        def live(path):
+            for shadow, unit in shadows.items():
+                if path == shadow or path.startswith(shadow + "/"):
+                    return unit + path[len(shadow):]
+            return path
+
+        last_into, synced = {}, {}
+        for i, call in enumerate(calls):
+            names = RENAME_AT.match(call[2]) if call[0] in ("renameat", "renameat2") else None
+            if names:
+                target = live(os.path.join(names.group(3), names.group(4)))
+                last_into[os.path.dirname(target)] = i
+                if not names.group(2).startswith(".venvtx-sw-"):  # a shadow switched in keeps its bytes
+                    last_into[target] = i
+            elif call[0] in ("fsync", "fdatasync") and call[1]:
+                synced.setdefault(live(call[1][0]), []).append(i)
+        for path in paths:
+            self.assertTrue(any(i > last_into.get(path, -1) for i in synced.get(path, [])),
+                            "%s was not flushed after it was put back (flushes: %s)"
+                            % (path, sorted(p for p in synced if self.in_venv(p))))

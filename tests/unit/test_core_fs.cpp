@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 using venvtx::Fs;
 using venvtx::FsError;
@@ -87,6 +88,18 @@ TEST_SUITE("Fs") {
         CHECK(observe_node(source).type == NodeType::absent);
         CHECK(observe_node(Fs::move_temporary(target)).type == NodeType::absent);
         std::filesystem::remove(target);
+    }
+
+    TEST_CASE("flush skips what is no longer a regular file or a directory") {
+        // What is there now is not the change's: a symlink, a fifo (fdatasync refuses one), a
+        // file where a directory was, a path gone.
+        TempDir dir;
+        write_file(dir.path() / "a", "x");
+        REQUIRE(::symlink("a", (dir.path() / "link").c_str()) == 0);
+        REQUIRE(::mkfifo((dir.path() / "fifo").c_str(), 0644) == 0);
+        CHECK_NOTHROW(Fs::instance().flush(
+            {dir.path() / "a", dir.path() / "link", dir.path() / "fifo", dir.path() / "gone", dir.path() / "gone" / "b"},
+            {dir.path(), dir.path() / "a", dir.path() / "fifo", dir.path() / "gone"}, dir.path()));
     }
 
     TEST_CASE("failed calls carry errno") {

@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace venvtx {
 
@@ -105,6 +107,14 @@ public:
     void fsync(int fd, const stdfs::path& path);
     // syncfs(2) on the filesystem holding `path`: one flush for many renames.
     void sync_filesystem(const stdfs::path& path);
+    // What one change put in place made durable, and nothing else: each regular file's data
+    // (fdatasync, their writeback started together first) and each directory's entries (fsync).
+    // A syncfs flushes every process's unwritten data on that filesystem too (a training job's
+    // checkpoint: seconds); it is kept for more than k_flush_each_limit paths, where one flush
+    // costs less than one each. A path no longer a regular file or a directory is skipped: what
+    // is there now is not this change's.
+    static constexpr std::size_t k_flush_each_limit = 256;
+    void flush(const std::vector<stdfs::path>& files, const std::set<stdfs::path>& dirs, const stdfs::path& root);
     // Tests only: at the named point, runs the shell command VENVTX_HOOK=<point>:<command>
     // gives (another process changing the venv at just that moment). "place": a change, restore,
     // rollback or recovery is about to put its paths in place (a removal's files are captured);
