@@ -64,6 +64,8 @@ void open_up_workdir(const stdfs::path& work, bool confined) {
 
 // A volatile mount leaves work/incompat/volatile/dirty in the work directory, and the kernel
 // refuses to mount the same layers again while it is there (preview/renamed_dirs does, as root).
+// Not through the fs seam: the kernel's own marker in this preview's work directory (which
+// nothing in the view can reach), each directory opened without following a symlink.
 void clear_volatile_mark(int work) {
     auto below = [](int dir, const char* name) {
         return UniqueFd(::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
