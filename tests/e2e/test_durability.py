@@ -99,26 +99,27 @@ class FlushOrder(VenvTestCase):
         self.assertEqual(self.venvtx("run", "--", "rm", os.path.join(torch, "version.py")).returncode, 0)
         calls = self.traced("rollback")
         flushed = max(i for i, call in enumerate(calls) if self.index_flush(call))
-        self.assertIn(("renameat2", torch), [(call[0], self.rename_target(call)) for call in calls],
+        self.assertIn(torch, [self.renamed(call)[1] for call in calls if call[0] == "renameat2"],
                       "torch was not switched whole")
         dirs = [top for top, _, _ in os.walk(torch)]
         self.assertGreater(len(dirs), 3)
         self.flushed_after_placed(calls[:flushed], [os.path.join(torch, "version.py")] + dirs)
 
     @staticmethod
-    def rename_target(call):
+    def renamed(call):
+        """(from, to) of a renameat/renameat2, each its directory's path joined with its name."""
         names = RENAME_AT.match(call[2]) if call[0] in ("renameat", "renameat2") else None
-        return os.path.join(names.group(3), names.group(4)) if names else None
+        return (os.path.join(names.group(1), names.group(2)), os.path.join(names.group(3), names.group(4))) \
+            if names else None
 
     def flushed_after_placed(self, calls, paths):
         """Each of `paths` (files and directories of the test's own walk) flushed after the last
         rename that put it (a file) or an entry of it (a directory) in place: a package's shadow
         stands for the package it is exchanged or renamed with."""
-        shadows = {}
-        for call in calls:
-            names = RENAME_AT.match(call[2]) if call[0] in ("renameat", "renameat2") else None
-            if names and names.group(2).startswith(".venvtx-sw-"):
-                shadows[os.path.join(names.group(1), names.group(2))] = os.path.join(names.group(3), names.group(4))
+        def switched_in(source):
+            return os.path.basename(source).startswith(".venvtx-sw-")  # a shadow keeps its bytes
+
+        shadows = dict(move for move in map(self.renamed, calls) if move and switched_in(move[0]))
 
         def live(path):
             for shadow, unit in shadows.items():
@@ -128,11 +129,11 @@ class FlushOrder(VenvTestCase):
 
         last_into, synced = {}, {}
         for i, call in enumerate(calls):
-            names = RENAME_AT.match(call[2]) if call[0] in ("renameat", "renameat2") else None
-            if names:
-                target = live(os.path.join(names.group(3), names.group(4)))
+            move = self.renamed(call)
+            if move:
+                target = live(move[1])
                 last_into[os.path.dirname(target)] = i
-                if not names.group(2).startswith(".venvtx-sw-"):  # a shadow switched in keeps its bytes
+                if not switched_in(move[0]):
                     last_into[target] = i
             elif call[0] in ("fsync", "fdatasync") and call[1]:
                 synced.setdefault(live(call[1][0]), []).append(i)
