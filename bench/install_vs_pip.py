@@ -121,6 +121,7 @@ def main():
                         help="before each row, leave this many MB unflushed on the venvs' filesystem")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="venvtx-bench-install-")
+    dirty = os.path.join(work, "someone-elses.bin")  # --dirty-mb's file, beside the venvs
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     try:
         subprocess.run([sys.executable, os.path.join(REPO, "tests", "fixtures", "make_story_venv.py"), work,
@@ -177,7 +178,6 @@ def main():
             turn = round_no % len(runs)
             runs = runs[turn:] + runs[:turn]
             for cmd, times in runs:
-                dirty = os.path.join(work, "someone-elses.bin")
                 if args.dirty_mb:
                     leave_dirty(dirty, args.dirty_mb)
                 times.append(timed(cmd, env))
